@@ -1,0 +1,36 @@
+# User entry points. `make demo` runs the main job, `make test` runs every test.
+# Both install missing Debian packages first (scripts/install-deps.sh).
+.PHONY: demo test bench fuzz deps build build-test build-fuzz clean
+
+FUZZ_SECONDS ?= 30
+
+deps:
+	@./scripts/install-deps.sh
+
+build: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release
+
+build-test: deps
+	cmake --preset test >/dev/null
+	cmake --build --preset test
+
+build-fuzz: deps
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz --target fuzzers
+
+demo: build
+	./scripts/demo.sh
+
+test: build-test build-fuzz
+	ctest --preset test
+	FUZZ_SECONDS=$(if $(CI),10,$(FUZZ_SECONDS)) ./scripts/fuzz-smoke.sh build-fuzz
+
+bench: build
+	./scripts/bench.sh
+
+fuzz: build-fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz-smoke.sh build-fuzz
+
+clean:
+	rm -rf build build-test build-fuzz

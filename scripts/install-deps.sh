@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ibat needs to build, test and run its lab.
+# Idempotent: only missing packages are installed (apt-get update runs once, when needed).
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libasio-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
+  libibumad-dev libibmad-dev libpcap-dev
+  opensm ibsim-utils libumad2sim0 infiniband-diags ibacm
+  gnuplot-nox python3 procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-deps: need root to install: apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,37 @@
+// Every tunable of the Resolver, with its documented default. The daemon fills it from TOML.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "core/clock.h"
+#include "core/types.h"
+
+namespace ibat::core {
+
+using namespace std::chrono_literals;
+
+struct Policy {
+  Duration path_ttl = 15min;            // a valid entry becomes stale (served, revalidated) after this
+  double revalidate_per_s = 200.0;      // revalidation queries per second after an SM change
+  Duration revalidate_jitter = 2s;      // spread of the first revalidation after an SM change
+  std::uint32_t sa_max_inflight = 64;   // queries in flight per port
+  double sa_rate = 1000.0;              // new queries per second (token bucket rate)
+  std::uint32_t sa_burst = 100;         // token bucket depth
+  Duration retry_base = 250ms;          // first retry delay after a failed query
+  Duration retry_max = 8s;              // cap of the exponential backoff
+  std::uint32_t retry_count = 4;        // query-level retries before the key is failed
+  double retry_jitter = 0.25;           // +/- fraction applied to each backoff
+  Duration negative_ttl = 5s;           // how long a failed key answers its error at once
+  std::uint32_t capacity = 100'000;     // cache entries; idle entries beyond this are LRU-evicted
+  std::uint32_t max_waiters_per_key = 1024;
+  std::uint32_t max_pending = 65'536;   // requests waiting in total
+  Duration request_timeout = 5s;        // default deadline of a resolve request
+  Duration provisional_ttl = 30s;       // how long an ARP-built path may be served without an SA answer
+  Pkey default_pkey{0xFFFF};
+
+  // Empty string when consistent, else a message naming the bad field and its accepted range.
+  std::string validate() const;
+};
+
+}  // namespace ibat::core

@@ -1,0 +1,39 @@
+// The boundary between core/ and the fabric: core/ asks for PathRecord queries through a
+// QuerySink, and the owner feeds results back with Resolver::on_query_result.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "core/types.h"
+
+namespace ibat::core {
+
+using QueryId = std::uint64_t;
+
+// One SA PathRecord GET. Exactly one of dgid / dlid identifies the destination.
+struct PathQuery {
+  QueryId id = 0;
+  Gid sgid;
+  std::optional<Gid> dgid;
+  std::optional<Lid> dlid;
+  Pkey pkey;
+};
+
+// Outcome of one PathQuery as reported by the fabric (after the fabric's own MAD retries).
+struct QueryResult {
+  Error error = Error::ok;  // ok, timeout, no_record, invalid, unreachable
+  PathRecord path;          // meaningful when error == ok
+};
+
+class QuerySink {
+ public:
+  virtual ~QuerySink() = default;
+  // Send the query. The owner must later call Resolver::on_query_result(query.id, ...) exactly once,
+  // unless the Resolver calls cancel_query(id) first.
+  virtual void send_path_query(const PathQuery& query) = 0;
+  // The Resolver no longer wants the answer (e.g. flush). A late result for it is ignored anyway.
+  virtual void cancel_query(QueryId /*id*/) {}
+};
+
+}  // namespace ibat::core

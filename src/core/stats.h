@@ -1,0 +1,33 @@
+// Counters the Resolver keeps; exported by `ibat stats`, Prometheus text and the ACM PERF_QUERY.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace ibat::core {
+
+struct Stats {
+  std::uint64_t resolves = 0;          // accepted resolve requests
+  std::uint64_t cache_hits = 0;        // answered from a valid entry
+  std::uint64_t stale_hits = 0;        // answered from a stale entry (revalidation pending)
+  std::uint64_t provisional_hits = 0;  // answered from a provisional (ARP-built) entry
+  std::uint64_t misses = 0;            // had to wait for a query
+  std::uint64_t coalesced = 0;         // waited on a query already in flight
+  std::uint64_t sa_queries = 0;        // PathQuery objects sent (retries included)
+  std::uint64_t sa_retries = 0;
+  std::uint64_t sa_timeouts = 0;
+  std::uint64_t sa_errors = 0;         // no_record / invalid answers
+  std::uint64_t rejected_paths = 0;    // SA answers refused as not servable (DLID 0, bad MTU ...)
+  std::uint64_t revalidations = 0;
+  std::array<std::uint64_t, 8> failures_by_reason{};  // indexed by core::Error
+  std::uint64_t failures = 0;          // sum of failures_by_reason
+  std::uint64_t evictions = 0;
+  std::uint64_t entries = 0;           // gauge
+  std::uint64_t pending = 0;           // gauge: requests waiting
+  std::uint64_t inflight = 0;          // gauge: queries in flight
+  std::uint64_t sm_changes = 0;
+  std::uint64_t lid_changes = 0;
+  std::uint64_t neighbours = 0;        // gauge
+};
+
+}  // namespace ibat::core
