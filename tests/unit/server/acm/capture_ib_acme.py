@@ -3,7 +3,7 @@
 
 Runs a one-shot Unix-socket server that records each request ib_acme sends, answers it with a
 response built from the acm.h layout (so ib_acme's printed output can be checked too), and writes
-the request bytes to data/<name>.req.bin and ib_acme's stdout to data/<name>.out.txt.
+the request bytes (back to back) to data/<name>.req.bin and ib_acme's stdout to data/<name>.out.txt.
 
 Usage: python3 capture_ib_acme.py OUTDIR   (needs /usr/bin/ib_acme; no RDMA device needed)
 """
@@ -77,10 +77,8 @@ def capture(outdir, name, args):
         t.join(timeout=10)
         listener.close()
     stdout = out.stdout.replace(path, "SOCK")
-    for i, req in enumerate(requests):
-        suffix = "" if len(requests) == 1 else f".{i}"
-        with open(os.path.join(outdir, f"{name}{suffix}.req.bin"), "wb") as f:
-            f.write(req)
+    with open(os.path.join(outdir, f"{name}.req.bin"), "wb") as f:  # requests back to back
+        f.write(b"".join(requests))
     with open(os.path.join(outdir, f"{name}.out.txt"), "w") as f:
         f.write(stdout)
     print(f"{name}: {len(requests)} request(s), exit {out.returncode}")
@@ -88,6 +86,7 @@ def capture(outdir, name, args):
 
 def main():
     outdir = sys.argv[1]
+    os.makedirs(outdir, exist_ok=True)
     capture(outdir, "resolve_gid", ["-f", "g", "-s", "fe80::2:c903:0:1", "-d", "fe80::2:c903:0:2"])
     capture(outdir, "resolve_lid", ["-f", "l", "-s", "3", "-d", "7"])
     capture(outdir, "resolve_ip", ["-f", "i", "-s", "192.168.0.1", "-d", "192.168.0.2"])
