@@ -1,0 +1,500 @@
+// TOML configuration of ibatd: a table of key specifications (section, name, field, accepted
+// range) drives parsing, validation, overrides, rendering and the SIGHUP change report, so a key
+// is declared once. Errors name the place (file:line:column or the flag), the key, the value and
+// what would be accepted.
+#include "server/daemon/config.h"
+
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <variant>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+namespace ibat::server {
+namespace {
+
+using namespace std::chrono;
+
+using FieldPtr = std::variant<core::Duration*, std::uint32_t*, int*, double*, std::string*, bool*,
+                              core::Pkey*>;
+
+enum class IntFormat : std::uint8_t { decimal, octal, hex };
+enum class StringRule : std::uint8_t { socket_path, optional_socket_path, optional_file_path,
+                                       device_name, group_name, log_level };
+
+struct KeySpec {
+  std::string_view section;  // empty: top level
+  std::string_view name;
+  FieldPtr (*field)(DaemonConfig&);
+  std::int64_t int_lo = 0;
+  std::int64_t int_hi = 0;
+  double real_lo = 0;
+  double real_hi = 0;
+  core::Duration unit{0};  // for Duration fields: what one unit of the integer is
+  IntFormat format = IntFormat::decimal;
+  StringRule rule = StringRule::socket_path;
+  bool reloadable = true;
+};
+
+constexpr std::size_t kMaxSocketPath = 107;  // sun_path holds 108 bytes including the NUL
+constexpr std::size_t kMaxFilePath = 4095;
+constexpr std::uintmax_t kMaxConfigBytes = 1u << 20;
+constexpr std::array<std::string_view, 7> kLogLevels = {"trace", "debug", "info", "warn",
+                                                         "error", "critical", "off"};
+
+KeySpec duration_key(std::string_view section, std::string_view name,
+                     FieldPtr (*field)(DaemonConfig&), core::Duration unit, std::int64_t lo,
+                     std::int64_t hi, bool reloadable = true) {
+  KeySpec k{section, name, field};
+  k.unit = unit;
+  k.int_lo = lo;
+  k.int_hi = hi;
+  k.reloadable = reloadable;
+  return k;
+}
+KeySpec int_key(std::string_view section, std::string_view name, FieldPtr (*field)(DaemonConfig&),
+                std::int64_t lo, std::int64_t hi, bool reloadable = true,
+                IntFormat format = IntFormat::decimal) {
+  KeySpec k{section, name, field};
+  k.int_lo = lo;
+  k.int_hi = hi;
+  k.reloadable = reloadable;
+  k.format = format;
+  return k;
+}
+KeySpec real_key(std::string_view section, std::string_view name, FieldPtr (*field)(DaemonConfig&),
+                 double lo, double hi) {
+  KeySpec k{section, name, field};
+  k.real_lo = lo;
+  k.real_hi = hi;
+  return k;
+}
+KeySpec string_key(std::string_view section, std::string_view name,
+                   FieldPtr (*field)(DaemonConfig&), StringRule rule, bool reloadable) {
+  KeySpec k{section, name, field};
+  k.rule = rule;
+  k.reloadable = reloadable;
+  return k;
+}
+KeySpec bool_key(std::string_view section, std::string_view name, FieldPtr (*field)(DaemonConfig&),
+                 bool reloadable) {
+  KeySpec k{section, name, field};
+  k.reloadable = reloadable;
+  return k;
+}
+
+constexpr auto kSecond = core::Duration{seconds{1}};
+constexpr auto kMilli = core::Duration{milliseconds{1}};
+constexpr std::int64_t kDay = 86'400;
+
+const std::vector<KeySpec>& key_specs() {
+  static const std::vector<KeySpec> specs = {
+      string_key("", "log_level", [](DaemonConfig& c) -> FieldPtr { return &c.log_level; },
+                 StringRule::log_level, true),
+      // [policy]
+      duration_key("policy", "path_ttl_s", [](DaemonConfig& c) -> FieldPtr { return &c.policy.path_ttl; },
+                   kSecond, 1, 7 * kDay),
+      real_key("policy", "revalidate_per_s", [](DaemonConfig& c) -> FieldPtr { return &c.policy.revalidate_per_s; },
+               0.1, 1e6),
+      duration_key("policy", "revalidate_jitter_ms", [](DaemonConfig& c) -> FieldPtr { return &c.policy.revalidate_jitter; },
+                   kMilli, 0, 600'000),
+      int_key("policy", "sa_max_inflight", [](DaemonConfig& c) -> FieldPtr { return &c.policy.sa_max_inflight; },
+              1, 65'535),
+      real_key("policy", "sa_rate", [](DaemonConfig& c) -> FieldPtr { return &c.policy.sa_rate; }, 0.1, 1e6),
+      int_key("policy", "sa_burst", [](DaemonConfig& c) -> FieldPtr { return &c.policy.sa_burst; }, 1, 1'000'000),
+      duration_key("policy", "retry_base_ms", [](DaemonConfig& c) -> FieldPtr { return &c.policy.retry_base; },
+                   kMilli, 1, 600'000),
+      duration_key("policy", "retry_max_ms", [](DaemonConfig& c) -> FieldPtr { return &c.policy.retry_max; },
+                   kMilli, 1, 3'600'000),
+      int_key("policy", "retry_count", [](DaemonConfig& c) -> FieldPtr { return &c.policy.retry_count; }, 0, 32),
+      real_key("policy", "retry_jitter", [](DaemonConfig& c) -> FieldPtr { return &c.policy.retry_jitter; }, 0.0, 0.9),
+      duration_key("policy", "negative_ttl_ms", [](DaemonConfig& c) -> FieldPtr { return &c.policy.negative_ttl; },
+                   kMilli, 0, 3'600'000),
+      int_key("policy", "capacity", [](DaemonConfig& c) -> FieldPtr { return &c.policy.capacity; }, 1, 100'000'000),
+      int_key("policy", "max_waiters_per_key", [](DaemonConfig& c) -> FieldPtr { return &c.policy.max_waiters_per_key; },
+              1, 1'000'000),
+      int_key("policy", "max_pending", [](DaemonConfig& c) -> FieldPtr { return &c.policy.max_pending; },
+              1, 100'000'000),
+      duration_key("policy", "request_timeout_ms", [](DaemonConfig& c) -> FieldPtr { return &c.policy.request_timeout; },
+                   kMilli, 1, 3'600'000),
+      duration_key("policy", "provisional_ttl_s", [](DaemonConfig& c) -> FieldPtr { return &c.policy.provisional_ttl; },
+                   kSecond, 0, kDay),
+      int_key("policy", "default_pkey", [](DaemonConfig& c) -> FieldPtr { return &c.policy.default_pkey; },
+              0x0001, 0xFFFF, true, IntFormat::hex),
+      // [fabric]: the port is opened once, changes need a restart
+      string_key("fabric", "ca", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.ca; },
+                 StringRule::device_name, false),
+      int_key("fabric", "port", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.port; }, 0, 254, false),
+      duration_key("fabric", "mad_timeout_ms", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.mad_timeout; },
+                   kMilli, 1, 60'000, false),
+      int_key("fabric", "mad_retries", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.mad_retries; }, 0, 100, false),
+      duration_key("fabric", "poll_interval_ms", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.poll_interval; },
+                   kMilli, 10, 3'600'000, false),
+      bool_key("fabric", "subscribe_traps", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.subscribe_traps; }, false),
+      // [server]
+      string_key("server", "socket", [](DaemonConfig& c) -> FieldPtr { return &c.server.socket; },
+                 StringRule::socket_path, false),
+      string_key("server", "acm_socket", [](DaemonConfig& c) -> FieldPtr { return &c.server.acm_socket; },
+                 StringRule::optional_socket_path, false),
+      int_key("server", "socket_mode", [](DaemonConfig& c) -> FieldPtr { return &c.server.socket_mode; }, 0, 0777,
+              false, IntFormat::octal),
+      string_key("server", "admin_group", [](DaemonConfig& c) -> FieldPtr { return &c.server.admin_group; },
+                 StringRule::group_name, true),
+      int_key("server", "max_connections", [](DaemonConfig& c) -> FieldPtr { return &c.server.max_connections; },
+              1, 65'536),
+      int_key("server", "max_outstanding_per_connection",
+              [](DaemonConfig& c) -> FieldPtr { return &c.server.max_outstanding_per_connection; }, 1, 1'000'000),
+      int_key("server", "max_queued_bytes_per_connection",
+              [](DaemonConfig& c) -> FieldPtr { return &c.server.max_queued_bytes_per_connection; }, 1 << 17,
+              1 << 30),
+      // [snapshot]
+      string_key("snapshot", "cache_file", [](DaemonConfig& c) -> FieldPtr { return &c.snapshot.cache_file; },
+                 StringRule::optional_file_path, true),
+      int_key("snapshot", "interval_s", [](DaemonConfig& c) -> FieldPtr { return &c.snapshot.interval_s; }, 0, kDay),
+  };
+  return specs;
+}
+
+constexpr std::array<std::string_view, 4> kSections = {"policy", "fabric", "server", "snapshot"};
+
+std::string full_name(const KeySpec& k) {
+  return k.section.empty() ? std::string(k.name) : fmt::format("{}.{}", k.section, k.name);
+}
+
+std::string format_int(std::int64_t v, IntFormat f) {
+  switch (f) {
+    case IntFormat::octal: return fmt::format("0o{:o}", v);
+    case IntFormat::hex: return fmt::format("0x{:04x}", v);
+    case IntFormat::decimal: break;
+  }
+  return fmt::format("{}", v);
+}
+
+bool is_name_char(char ch, std::string_view extra) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+         extra.find(ch) != std::string_view::npos;
+}
+
+bool string_ok(StringRule rule, std::string_view s) {
+  auto path_ok = [&](std::size_t max) { return s.size() <= max && s.find('\0') == std::string_view::npos; };
+  switch (rule) {
+    case StringRule::socket_path: return !s.empty() && path_ok(kMaxSocketPath);
+    case StringRule::optional_socket_path: return path_ok(kMaxSocketPath);
+    case StringRule::optional_file_path: return path_ok(kMaxFilePath);
+    case StringRule::device_name:
+      if (s.size() > 63) return false;
+      for (char ch : s) if (!is_name_char(ch, "_.-")) return false;
+      return true;
+    case StringRule::group_name:
+      if (s.size() > 32 || (!s.empty() && s[0] == '-')) return false;
+      for (char ch : s) if (!is_name_char(ch, "_.-")) return false;
+      return true;
+    case StringRule::log_level:
+      for (auto level : kLogLevels) if (s == level) return true;
+      return false;
+  }
+  return false;
+}
+
+std::string expected(const KeySpec& k, const FieldPtr& field) {
+  return std::visit(
+      [&](auto* p) -> std::string {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, double>) {
+          return fmt::format("a number in [{}, {}]", k.real_lo, k.real_hi);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return "a boolean (true or false)";
+        } else if constexpr (std::is_same_v<T, core::Pkey>) {
+          return fmt::format("an integer P_Key in [{}, {}] whose low 15 bits are not all zero",
+                             format_int(k.int_lo, k.format), format_int(k.int_hi, k.format));
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          switch (k.rule) {
+            case StringRule::socket_path:
+              return fmt::format("a non-empty path of at most {} bytes", kMaxSocketPath);
+            case StringRule::optional_socket_path:
+              return fmt::format("a path of at most {} bytes, or \"\" (off)", kMaxSocketPath);
+            case StringRule::optional_file_path:
+              return fmt::format("a path of at most {} bytes, or \"\" (off)", kMaxFilePath);
+            case StringRule::device_name:
+              return "a device name of at most 63 characters [A-Za-z0-9_.-], or \"\" (first CA)";
+            case StringRule::group_name:
+              return "a group name of at most 32 characters [A-Za-z0-9_.-], or \"\" (root only)";
+            case StringRule::log_level:
+              return fmt::format("one of \"{}\"", fmt::join(kLogLevels, "\", \""));
+          }
+          return "a string";
+        } else {
+          return fmt::format("an integer in [{}, {}]", format_int(k.int_lo, k.format),
+                             format_int(k.int_hi, k.format));
+        }
+      },
+      field);
+}
+
+// A TOML basic string: double quotes, with quotes, backslashes and control characters escaped.
+std::string quote(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7F) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(ch));
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+// The value as the user wrote it (integers keep their hex/octal form), cut to a readable length.
+std::string render_node(const toml::node& node) {
+  std::string text;
+  if (const auto* s = node.as_string()) {
+    text = quote(s->get());
+  } else if (const auto* d = node.as_floating_point()) {
+    text = fmt::format("{}", d->get());
+  } else if (node.is_table()) {
+    text = "a table";
+  } else if (node.is_array()) {
+    text = "an array";
+  } else {
+    std::ostringstream os;
+    node.visit([&](const auto& n) { os << n; });
+    text = os.str();
+  }
+  constexpr std::size_t kMaxShown = 80;
+  if (text.size() > kMaxShown) text = text.substr(0, kMaxShown) + "...";
+  return text;
+}
+
+std::string where(const toml::node& node, std::string_view source) {
+  const auto& pos = node.source().begin;
+  if (pos.line == 0) return std::string(source);
+  return fmt::format("{}:{}:{}", source, pos.line, pos.column);
+}
+
+// Stores `node` into the field of `k`, or returns why it is not acceptable.
+bool apply_value(const KeySpec& k, const toml::node& node, DaemonConfig& config) {
+  FieldPtr field = k.field(config);
+  return std::visit(
+      [&](auto* p) -> bool {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, double>) {
+          if (!node.is_number()) return false;
+          double v = node.is_integer() ? static_cast<double>(*node.value<std::int64_t>())
+                                       : *node.value<double>();
+          if (!std::isfinite(v) || v < k.real_lo || v > k.real_hi) return false;
+          *p = v;
+          return true;
+        } else if constexpr (std::is_same_v<T, bool>) {
+          if (!node.is_boolean()) return false;
+          *p = *node.value<bool>();
+          return true;
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          if (!node.is_string()) return false;
+          const std::string& s = node.as_string()->get();
+          if (!string_ok(k.rule, s)) return false;
+          *p = s;
+          return true;
+        } else {
+          if (!node.is_integer()) return false;
+          std::int64_t v = node.as_integer()->get();
+          if (v < k.int_lo || v > k.int_hi) return false;
+          if constexpr (std::is_same_v<T, core::Duration>) {
+            *p = k.unit * v;
+          } else if constexpr (std::is_same_v<T, core::Pkey>) {
+            core::Pkey pkey{static_cast<std::uint16_t>(v)};
+            if (!pkey.is_valid()) return false;
+            *p = pkey;
+          } else {
+            *p = static_cast<T>(v);
+          }
+          return true;
+        }
+      },
+      field);
+}
+
+void apply_key(const KeySpec& k, const toml::node& node, std::string_view place, DaemonConfig& config,
+               std::vector<std::string>& errors) {
+  if (!apply_value(k, node, config)) {
+    errors.push_back(fmt::format("{}: {} = {}: expected {}", place, full_name(k), render_node(node),
+                                 expected(k, k.field(config))));
+  }
+}
+
+const KeySpec* find_spec(std::string_view section, std::string_view name) {
+  for (const auto& k : key_specs()) {
+    if (k.section == section && k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+std::string known_keys(std::string_view section) {
+  std::vector<std::string_view> names;
+  for (const auto& k : key_specs()) {
+    if (k.section == section) names.push_back(k.name);
+  }
+  if (section.empty()) names.insert(names.end(), kSections.begin(), kSections.end());
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+bool is_section(std::string_view name) {
+  for (auto s : kSections) if (s == name) return true;
+  return false;
+}
+
+void apply_table(const toml::table& root, std::string_view source, DaemonConfig& config,
+                 std::vector<std::string>& errors) {
+  for (auto&& [key, node] : root) {
+    std::string_view name = key.str();
+    if (const KeySpec* k = find_spec("", name)) {
+      apply_key(*k, node, where(node, source), config, errors);
+      continue;
+    }
+    if (!is_section(name)) {
+      errors.push_back(fmt::format("{}: unknown key '{}' (accepted at the top level: {})",
+                                   where(node, source), name, known_keys("")));
+      continue;
+    }
+    const toml::table* section = node.as_table();
+    if (section == nullptr) {
+      errors.push_back(fmt::format("{}: {} = {}: expected a table [{}]", where(node, source), name,
+                                   render_node(node), name));
+      continue;
+    }
+    for (auto&& [sub_key, sub_node] : *section) {
+      if (const KeySpec* k = find_spec(name, sub_key.str())) {
+        apply_key(*k, sub_node, where(sub_node, source), config, errors);
+      } else {
+        errors.push_back(fmt::format("{}: unknown key '{}.{}' (accepted in [{}]: {})",
+                                     where(sub_node, source), name, sub_key.str(), name,
+                                     known_keys(name)));
+      }
+    }
+  }
+}
+
+void apply_overrides(const ConfigOverrides& o, DaemonConfig& config, std::vector<std::string>& errors) {
+  auto apply = [&](std::string_view flag, std::string_view section, std::string_view name,
+                   const auto& value) {
+    if (!value) return;
+    toml::value node(*value);
+    apply_key(*find_spec(section, name), node, flag, config, errors);
+  };
+  apply("--socket", "server", "socket", o.socket);
+  apply("--acm-socket", "server", "acm_socket", o.acm_socket);
+  apply("--cache-file", "snapshot", "cache_file", o.cache_file);
+  apply("--ca", "fabric", "ca", o.ca);
+  apply("--port", "fabric", "port", o.port);
+  apply("--log-level", "", "log_level", o.log_level);
+}
+
+void check_policy(std::string_view source, ConfigResult& result) {
+  if (!result.errors.empty()) return;  // cross-field checks only make sense on valid fields
+  std::string problem = result.config.policy.validate();
+  if (!problem.empty()) result.errors.push_back(fmt::format("{}: [policy]: {}", source, problem));
+}
+
+std::string render_field(const KeySpec& k, const DaemonConfig& config) {
+  DaemonConfig copy = config;
+  return std::visit(
+      [&](auto* p) -> std::string {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, double>) {
+          return fmt::format("{}", *p);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return *p ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return quote(*p);
+        } else if constexpr (std::is_same_v<T, core::Duration>) {
+          return fmt::format("{}", *p / k.unit);
+        } else if constexpr (std::is_same_v<T, core::Pkey>) {
+          return format_int(p->value, k.format);
+        } else {
+          return format_int(static_cast<std::int64_t>(*p), k.format);
+        }
+      },
+      k.field(copy));
+}
+
+}  // namespace
+
+ConfigResult parse_config(std::string_view text, std::string_view source,
+                          const ConfigOverrides& overrides) {
+  ConfigResult result;
+  try {
+    toml::table root = toml::parse(text, source);
+    apply_table(root, source, result.config, result.errors);
+  } catch (const toml::parse_error& e) {
+    const auto& pos = e.source().begin;
+    result.errors.push_back(fmt::format("{}:{}:{}: TOML syntax error: {}", source, pos.line,
+                                        pos.column, e.description()));
+    return result;
+  }
+  apply_overrides(overrides, result.config, result.errors);
+  check_policy(source, result);
+  return result;
+}
+
+ConfigResult load_config(const std::string& path, bool path_is_explicit,
+                         const ConfigOverrides& overrides) {
+  std::error_code ec;
+  bool exists = std::filesystem::exists(path, ec);
+  if (!exists && !path_is_explicit && !ec) {
+    ConfigResult result;
+    result.notes.push_back(fmt::format("{} does not exist: using built-in defaults", path));
+    apply_overrides(overrides, result.config, result.errors);
+    check_policy("defaults", result);
+    return result;
+  }
+  std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) {
+    ConfigResult result;
+    result.errors.push_back(fmt::format("{}: cannot read: {}", path, ec.message()));
+    return result;
+  }
+  if (size > kMaxConfigBytes) {
+    ConfigResult result;
+    result.errors.push_back(fmt::format("{}: {} bytes: a config file may have at most {} bytes",
+                                        path, size, kMaxConfigBytes));
+    return result;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text(static_cast<std::size_t>(size), '\0');
+  if (!in || !in.read(text.data(), static_cast<std::streamsize>(size))) {
+    ConfigResult result;
+    result.errors.push_back(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+    return result;
+  }
+  return parse_config(text, path, overrides);
+}
+
+std::vector<ConfigItem> describe(const DaemonConfig& config) {
+  std::vector<ConfigItem> items;
+  for (const auto& k : key_specs()) {
+    items.push_back({full_name(k), render_field(k, config), k.reloadable});
+  }
+  return items;
+}
+
+std::vector<std::string> describe_changes(const DaemonConfig& before, const DaemonConfig& after) {
+  std::vector<ConfigItem> a = describe(before);
+  std::vector<ConfigItem> b = describe(after);
+  std::vector<std::string> changes;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].value == b[i].value) continue;
+    changes.push_back(fmt::format("{}: {} -> {}{}", a[i].key, a[i].value, b[i].value,
+                                  a[i].reloadable ? "" : " (restart needed)"));
+  }
+  return changes;
+}
+
+}  // namespace ibat::server

@@ -1,0 +1,80 @@
+// ibatd configuration: every core::Policy knob, the fabric port options, the socket paths and
+// limits, the snapshot settings and the log level, read from TOML and overridden by flags.
+// Each key is validated on its own (type and accepted range, reported with file:line) and the
+// Policy as a whole with Policy::validate().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/policy.h"
+#include "fabric/fabric_port.h"
+
+namespace ibat::server {
+
+inline constexpr std::string_view kDefaultConfigPath = "/etc/ibat/ibatd.toml";
+
+struct ServerOptions {
+  std::string socket = "/run/ibat/ibatd.sock";  // native protocol
+  std::string acm_socket;                       // ACM protocol endpoint; empty: off
+  std::uint32_t socket_mode = 0666;             // permission bits of both socket files
+  std::string admin_group;                      // may NEIGH_ADD/DEL and FLUSH besides root; empty: root only
+  std::uint32_t max_connections = 1024;
+  std::uint32_t max_outstanding_per_connection = 1024;
+  std::uint32_t max_queued_bytes_per_connection = 4u << 20;  // unsent replies; beyond: disconnect
+};
+
+struct SnapshotOptions {
+  std::string cache_file = "/var/lib/ibat/ibatd.cache";  // empty: no warm cache
+  std::uint32_t interval_s = 300;                        // 0: only at shutdown
+};
+
+struct DaemonConfig {
+  core::Policy policy;
+  fabric::FabricOptions fabric;
+  ServerOptions server;
+  SnapshotOptions snapshot;
+  std::string log_level = "info";
+};
+
+// Command-line flags that override the file (unset: keep the file's value).
+struct ConfigOverrides {
+  std::optional<std::string> socket;
+  std::optional<std::string> acm_socket;
+  std::optional<std::string> cache_file;
+  std::optional<std::string> ca;
+  std::optional<std::int64_t> port;
+  std::optional<std::string> log_level;
+};
+
+struct ConfigResult {
+  DaemonConfig config;
+  std::vector<std::string> errors;  // each names the place, the key, the value and what is accepted
+  std::vector<std::string> notes;   // informational (e.g. default file absent, defaults used)
+  bool ok() const { return errors.empty(); }
+};
+
+// Parses TOML text; `source` names it in messages (a file name).
+ConfigResult parse_config(std::string_view text, std::string_view source,
+                          const ConfigOverrides& overrides = {});
+
+// Reads `path` (at most 1 MiB). When `path` is the default and the file does not exist, the
+// built-in defaults are used and a note says so; an explicit file that is missing is an error.
+ConfigResult load_config(const std::string& path, bool path_is_explicit,
+                         const ConfigOverrides& overrides = {});
+
+// Every key as "section.key" with its value rendered as TOML, in declaration order.
+struct ConfigItem {
+  std::string key;
+  std::string value;
+  bool reloadable;  // applied by SIGHUP; otherwise needs a restart
+};
+std::vector<ConfigItem> describe(const DaemonConfig& config);
+
+// Human-readable differences "key: old -> new" (with "(restart needed)" for fixed keys).
+std::vector<std::string> describe_changes(const DaemonConfig& before, const DaemonConfig& after);
+
+}  // namespace ibat::server

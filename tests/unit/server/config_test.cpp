@@ -1,0 +1,290 @@
+// Tests of ibatd's TOML config: defaults, every key type, every error path (each message must
+// name the place, the key, the value and the accepted range), flag overrides, the SIGHUP change
+// report, and that packaging/ibatd.toml documents exactly the built-in defaults.
+#include "server/daemon/config.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace ibat::server {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+std::string only_error(const ConfigResult& r) {
+  EXPECT_EQ(r.errors.size(), 1u);
+  return r.errors.empty() ? std::string() : r.errors.front();
+}
+
+TEST(Config, EmptyTextGivesDefaults) {
+  ConfigResult r = parse_config("", "empty.toml");
+  ASSERT_TRUE(r.ok()) << r.errors.front();
+  EXPECT_EQ(r.config.server.socket, "/run/ibat/ibatd.sock");
+  EXPECT_EQ(r.config.server.acm_socket, "");
+  EXPECT_EQ(r.config.policy.path_ttl, core::Policy{}.path_ttl);
+  EXPECT_EQ(r.config.log_level, "info");
+}
+
+TEST(Config, EveryKindOfKeyIsRead) {
+  ConfigResult r = parse_config(R"(
+log_level = "debug"
+[policy]
+path_ttl_s = 60
+retry_base_ms = 100
+sa_rate = 50          # an integer is accepted for a number
+retry_jitter = 0.5
+default_pkey = 0x8001
+[fabric]
+ca = "mlx5_0"
+port = 2
+mad_timeout_ms = 300
+subscribe_traps = false
+[server]
+socket = "/tmp/x.sock"
+acm_socket = "/tmp/acm.sock"
+socket_mode = 0o660
+admin_group = "ibat"
+max_outstanding_per_connection = 7
+[snapshot]
+cache_file = ""
+interval_s = 0
+)", "all.toml");
+  ASSERT_TRUE(r.ok()) << r.errors.front();
+  const DaemonConfig& c = r.config;
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.policy.path_ttl, 60s);
+  EXPECT_EQ(c.policy.retry_base, 100ms);
+  EXPECT_DOUBLE_EQ(c.policy.sa_rate, 50.0);
+  EXPECT_DOUBLE_EQ(c.policy.retry_jitter, 0.5);
+  EXPECT_EQ(c.policy.default_pkey.value, 0x8001);
+  EXPECT_EQ(c.fabric.ca, "mlx5_0");
+  EXPECT_EQ(c.fabric.port, 2);
+  EXPECT_EQ(c.fabric.mad_timeout, 300ms);
+  EXPECT_FALSE(c.fabric.subscribe_traps);
+  EXPECT_EQ(c.server.socket, "/tmp/x.sock");
+  EXPECT_EQ(c.server.acm_socket, "/tmp/acm.sock");
+  EXPECT_EQ(c.server.socket_mode, 0660u);
+  EXPECT_EQ(c.server.admin_group, "ibat");
+  EXPECT_EQ(c.server.max_outstanding_per_connection, 7u);
+  EXPECT_EQ(c.snapshot.cache_file, "");
+  EXPECT_EQ(c.snapshot.interval_s, 0u);
+}
+
+TEST(Config, OutOfRangeIntegerNamesPlaceKeyValueAndRange) {
+  std::string e = only_error(parse_config("[policy]\n\npath_ttl_s = 0\n", "/etc/ibat/x.toml"));
+  EXPECT_THAT(e, HasSubstr("/etc/ibat/x.toml:3:14"));
+  EXPECT_THAT(e, HasSubstr("policy.path_ttl_s = 0"));
+  EXPECT_THAT(e, HasSubstr("an integer in [1, 604800]"));
+  e = only_error(parse_config("[fabric]\nport = 255\n", "f.toml"));
+  EXPECT_THAT(e, HasSubstr("fabric.port = 255: expected an integer in [0, 254]"));
+}
+
+TEST(Config, WrongTypeIsAnError) {
+  EXPECT_THAT(only_error(parse_config("[policy]\ncapacity = \"many\"\n", "t.toml")),
+              HasSubstr("policy.capacity = \"many\": expected an integer in [1, 100000000]"));
+  EXPECT_THAT(only_error(parse_config("[policy]\ncapacity = 1.5\n", "t.toml")),
+              HasSubstr("policy.capacity = 1.5"));
+  EXPECT_THAT(only_error(parse_config("[fabric]\nsubscribe_traps = 1\n", "t.toml")),
+              HasSubstr("fabric.subscribe_traps = 1: expected a boolean"));
+  EXPECT_THAT(only_error(parse_config("[server]\nsocket = 5\n", "t.toml")),
+              HasSubstr("server.socket = 5: expected a non-empty path of at most 107 bytes"));
+  EXPECT_THAT(only_error(parse_config("[policy]\nsa_rate = \"fast\"\n", "t.toml")),
+              HasSubstr("policy.sa_rate = \"fast\": expected a number in [0.1, 1000000]"));
+}
+
+TEST(Config, NumberRangeAndNonFiniteAreRejected) {
+  EXPECT_THAT(only_error(parse_config("[policy]\nretry_jitter = 0.95\n", "t.toml")),
+              HasSubstr("policy.retry_jitter = 0.95: expected a number in [0, 0.9]"));
+  EXPECT_THAT(only_error(parse_config("[policy]\nsa_rate = nan\n", "t.toml")),
+              HasSubstr("policy.sa_rate = nan"));
+  EXPECT_THAT(only_error(parse_config("[policy]\nrevalidate_per_s = inf\n", "t.toml")),
+              HasSubstr("policy.revalidate_per_s = inf"));
+}
+
+TEST(Config, PkeyWithZeroBaseIsRejected) {
+  EXPECT_THAT(only_error(parse_config("[policy]\ndefault_pkey = 0x8000\n", "t.toml")),
+              HasSubstr("policy.default_pkey = 0x8000: expected an integer P_Key in [0x0001, 0xffff]"));
+}
+
+TEST(Config, StringRulesAreEnforced) {
+  EXPECT_THAT(only_error(parse_config("log_level = \"loud\"\n", "t.toml")),
+              HasSubstr("log_level = \"loud\": expected one of \"trace\", \"debug\", \"info\""));
+  EXPECT_THAT(only_error(parse_config("[server]\nsocket = \"\"\n", "t.toml")),
+              HasSubstr("server.socket = \"\""));
+  std::string long_path = "/" + std::string(107, 'a');
+  EXPECT_THAT(only_error(parse_config("[server]\nacm_socket = \"" + long_path + "\"\n", "t.toml")),
+              HasSubstr("expected a path of at most 107 bytes, or \"\" (off)"));
+  EXPECT_THAT(only_error(parse_config("[fabric]\nca = \"mlx5 0\"\n", "t.toml")),
+              HasSubstr("fabric.ca = \"mlx5 0\": expected a device name"));
+  EXPECT_THAT(only_error(parse_config("[server]\nadmin_group = \"-wheel\"\n", "t.toml")),
+              HasSubstr("server.admin_group = \"-wheel\": expected a group name"));
+  EXPECT_THAT(only_error(parse_config("[server]\nsocket_mode = 0o1777\n", "t.toml")),
+              HasSubstr("server.socket_mode = 0o1777: expected an integer in [0o0, 0o777]"));
+}
+
+TEST(Config, UnknownKeysAndTablesAreErrorsListingTheAcceptedOnes) {
+  std::string e = only_error(parse_config("[policy]\npath_ttl = 5\n", "t.toml"));
+  EXPECT_THAT(e, HasSubstr("t.toml:2:12: unknown key 'policy.path_ttl'"));
+  EXPECT_THAT(e, HasSubstr("path_ttl_s"));
+  e = only_error(parse_config("[daemon]\nx = 1\n", "t.toml"));
+  EXPECT_THAT(e, HasSubstr("unknown key 'daemon'"));
+  EXPECT_THAT(e, HasSubstr("policy, fabric, server, snapshot"));
+  EXPECT_THAT(only_error(parse_config("policy = 3\n", "t.toml")),
+              HasSubstr("policy = 3: expected a table [policy]"));
+}
+
+TEST(Config, AllErrorsOfAFileAreReported) {
+  ConfigResult r = parse_config("[policy]\ncapacity = 0\nsa_burst = 0\nbogus = 1\n", "t.toml");
+  EXPECT_EQ(r.errors.size(), 3u);
+}
+
+TEST(Config, SyntaxErrorNamesThePlace) {
+  std::string e = only_error(parse_config("[policy\n", "t.toml"));
+  EXPECT_THAT(e, HasSubstr("t.toml:1:"));
+  EXPECT_THAT(e, HasSubstr("TOML syntax error"));
+}
+
+TEST(Config, PolicyConsistencyIsChecked) {
+  core::Policy inconsistent;
+  inconsistent.retry_base = 600s;
+  inconsistent.retry_max = 1ms;
+  ASSERT_FALSE(inconsistent.validate().empty()) << "core no longer rejects base > max";
+  std::string e = only_error(
+      parse_config("[policy]\nretry_base_ms = 600000\nretry_max_ms = 1\n", "t.toml"));
+  EXPECT_THAT(e, HasSubstr("t.toml: [policy]: "));
+  EXPECT_THAT(e, HasSubstr(inconsistent.validate()));
+}
+
+TEST(Config, FlagsOverrideTheFile) {
+  ConfigOverrides o;
+  o.socket = "/tmp/flag.sock";
+  o.acm_socket = "/tmp/flag-acm.sock";
+  o.cache_file = "/tmp/cache";
+  o.ca = "mlx4_1";
+  o.port = 2;
+  o.log_level = "warn";
+  ConfigResult r = parse_config("[server]\nsocket = \"/tmp/file.sock\"\n[fabric]\nport = 1\n", "t.toml", o);
+  ASSERT_TRUE(r.ok()) << r.errors.front();
+  EXPECT_EQ(r.config.server.socket, "/tmp/flag.sock");
+  EXPECT_EQ(r.config.server.acm_socket, "/tmp/flag-acm.sock");
+  EXPECT_EQ(r.config.snapshot.cache_file, "/tmp/cache");
+  EXPECT_EQ(r.config.fabric.ca, "mlx4_1");
+  EXPECT_EQ(r.config.fabric.port, 2);
+  EXPECT_EQ(r.config.log_level, "warn");
+}
+
+TEST(Config, BadFlagValueNamesTheFlag) {
+  ConfigOverrides o;
+  o.port = 999;
+  EXPECT_THAT(only_error(parse_config("", "t.toml", o)),
+              HasSubstr("--port: fabric.port = 999: expected an integer in [0, 254]"));
+  o = {};
+  o.log_level = "chatty";
+  EXPECT_THAT(only_error(parse_config("", "t.toml", o)), HasSubstr("--log-level: log_level = \"chatty\""));
+}
+
+class ConfigFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ibat-config-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ConfigFile, ReadsAFile) {
+  std::string path = write("a.toml", "[policy]\ncapacity = 10\n");
+  ConfigResult r = load_config(path, true);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.config.policy.capacity, 10u);
+}
+
+TEST_F(ConfigFile, ExplicitMissingFileIsAnError) {
+  std::string path = (dir_ / "missing.toml").string();
+  EXPECT_THAT(only_error(load_config(path, true)), HasSubstr(path + ": cannot read"));
+}
+
+TEST_F(ConfigFile, MissingDefaultFileMeansDefaultsWithANote) {
+  std::string path = (dir_ / "missing.toml").string();
+  ConfigOverrides o;
+  o.socket = "/tmp/s";
+  ConfigResult r = load_config(path, false, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_THAT(r.notes.front(), HasSubstr("using built-in defaults"));
+  EXPECT_EQ(r.config.server.socket, "/tmp/s");
+}
+
+TEST_F(ConfigFile, OversizedFileIsRefused) {
+  std::string path = write("big.toml", "# " + std::string(1u << 20, 'x') + "\n");
+  EXPECT_THAT(only_error(load_config(path, true)), HasSubstr("at most 1048576 bytes"));
+}
+
+TEST_F(ConfigFile, ErrorsCarryTheFileName) {
+  std::string path = write("bad.toml", "[snapshot]\ninterval_s = -1\n");
+  EXPECT_THAT(only_error(load_config(path, true)),
+              HasSubstr(path + ":2:14: snapshot.interval_s = -1: expected an integer in [0, 86400]"));
+}
+
+TEST(ConfigChanges, ReportsChangedKeysAndWhichNeedARestart) {
+  DaemonConfig before;
+  DaemonConfig after;
+  after.policy.path_ttl = 60s;
+  after.server.socket = "/tmp/other";
+  std::vector<std::string> changes = describe_changes(before, after);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0], "policy.path_ttl_s: 900 -> 60");
+  EXPECT_EQ(changes[1], "server.socket: \"/run/ibat/ibatd.sock\" -> \"/tmp/other\" (restart needed)");
+  EXPECT_TRUE(describe_changes(before, before).empty());
+}
+
+TEST(ConfigChanges, DescribedConfigParsesBackToItself) {
+  DaemonConfig custom;
+  custom.policy.sa_rate = 12.5;
+  custom.policy.default_pkey = core::Pkey{0x7fff};
+  custom.server.socket_mode = 0640;
+  custom.fabric.subscribe_traps = false;
+  custom.snapshot.cache_file = "/tmp/a \"quoted\" \\ name";
+  std::string text;
+  std::string section;
+  for (const ConfigItem& item : describe(custom)) {
+    auto dot = item.key.find('.');
+    std::string s = dot == std::string::npos ? "" : item.key.substr(0, dot);
+    if (s != section) text += "[" + s + "]\n";
+    section = s;
+    text += item.key.substr(dot == std::string::npos ? 0 : dot + 1) + " = " + item.value + "\n";
+  }
+  ConfigResult r = parse_config(text, "rendered.toml");
+  ASSERT_TRUE(r.ok()) << r.errors.front() << "\n" << text;
+  EXPECT_TRUE(describe_changes(custom, r.config).empty());
+}
+
+// The packaged config must pass --check-config and document every key with its built-in default.
+TEST(PackagedConfig, MatchesTheBuiltInDefaultsAndListsEveryKey) {
+  std::string path = std::string(IBAT_SOURCE_DIR) + "/packaging/ibatd.toml";
+  ConfigResult r = load_config(path, true);
+  ASSERT_TRUE(r.ok()) << r.errors.front();
+  EXPECT_TRUE(describe_changes(DaemonConfig{}, r.config).empty());
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const ConfigItem& item : describe(DaemonConfig{})) {
+    std::string name = item.key.substr(item.key.find('.') + 1);
+    EXPECT_THAT(text, HasSubstr("\n" + name + " = ")) << item.key << " is not in " << path;
+  }
+}
+
+}  // namespace
+}  // namespace ibat::server
