@@ -25,6 +25,7 @@ struct FabricOptions {
   std::uint32_t mad_retries = 3;           // resends of one MAD before reporting `timeout`
   core::Duration poll_interval = std::chrono::seconds(1);       // PortInfo/SMInfo polling
   bool subscribe_traps = true;             // InformInfo for traps 64/65
+  core::Pkey broadcast_pkey{0xFFFF};       // IPoIB broadcast group read for on_broadcast_params
 };
 
 struct FabricEvents {
@@ -34,6 +35,8 @@ struct FabricEvents {
   std::function<void(const core::Gid&)> on_gid_out_of_service;
   std::function<void(const core::Gid&)> on_gid_in_service;
   std::function<void(const core::BroadcastParams&)> on_broadcast_params;
+  // After each (re-)subscription: whether OpenSM accepted InformInfo for trap 64 or 65.
+  std::function<void(std::uint16_t trap, bool ok)> on_trap_subscribed;
 };
 
 struct FabricStats {

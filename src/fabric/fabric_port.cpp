@@ -1,0 +1,139 @@
+// FabricPort: wires UmadTransport, MadRequester, SaClient, PortMonitor and TrapSubscriber together
+// on the owner's loop. Path queries that arrive before the SM LID is known wait for the first
+// PortInfo; every SM change re-subscribes to traps and re-reads the broadcast group.
+#include "fabric/fabric_port.h"
+
+#include <random>
+#include <vector>
+
+#include "fabric/mad_requester.h"
+#include "fabric/port_monitor.h"
+#include "fabric/sa_client.h"
+#include "fabric/trap_subscriber.h"
+#include "fabric/umad_transport.h"
+
+namespace ibat::fabric {
+
+struct FabricPort::Impl {
+  Impl(asio::io_context& loop, const FabricOptions& opts, FabricEvents evs)
+      : options(opts),
+        events(std::move(evs)),
+        transport(loop, opts.ca, opts.port),
+        requester(loop, transport, std::random_device{}()),
+        sa(requester, RetryPolicy{opts.mad_timeout, opts.mad_retries}),
+        monitor(loop, requester, transport.snapshot().gid, static_cast<std::uint8_t>(transport.snapshot().port),
+                opts.poll_interval, monitor_policy(opts),
+                PortMonitor::Events{[this](const core::LocalPort& p, std::uint8_t sl) { on_local_port(p, sl); },
+                                    [this] { on_sm_changed(); }}),
+        traps(requester, transport, RetryPolicy{opts.mad_timeout, opts.mad_retries},
+              TrapSubscriber::Events{events.on_gid_in_service, events.on_gid_out_of_service,
+                                     events.on_trap_subscribed}) {}
+
+  // A poll must finish well inside its interval: short attempts, one resend.
+  static RetryPolicy monitor_policy(const FabricOptions& opts) {
+    const core::Duration quarter = opts.poll_interval / 4;
+    return RetryPolicy{std::min(opts.mad_timeout, quarter), 1};
+  }
+
+  void on_mad(const ReceivedMad& mad) {
+    if (requester.on_receive(mad)) return;
+    traps.on_unsolicited(mad);
+  }
+
+  void on_local_port(const core::LocalPort& port, std::uint8_t port_sm_sl) {
+    const bool first_sm = sa.sm_lid() == 0 && port.sm_lid.value != 0;
+    sm_sl = port_sm_sl;
+    if (port.sm_lid.value != 0) sa.set_sm(port.sm_lid.value, sm_sl);
+    current = port;
+    if (events.on_local_port) events.on_local_port(port);
+    if (first_sm) {
+      refresh_sm_state();
+      std::vector<core::PathQuery> waiting;
+      waiting.swap(queued);
+      for (const auto& q : waiting) send(q);
+    }
+  }
+
+  void on_sm_changed() {
+    ++sm_changes;
+    if (events.on_sm_changed) events.on_sm_changed();
+    refresh_sm_state();
+  }
+
+  // What must be redone with every new SM: trap subscriptions and the broadcast group.
+  void refresh_sm_state() {
+    if (options.subscribe_traps) traps.subscribe(sa.sm_lid(), sm_sl);
+    sa.query_broadcast_group(transport.snapshot().gid, options.broadcast_pkey,
+                             [this](core::Error error, const core::BroadcastParams& params) {
+                               if (error == core::Error::ok && events.on_broadcast_params) {
+                                 events.on_broadcast_params(params);
+                               }
+                             });
+  }
+
+  void send(const core::PathQuery& query) {
+    if (sa.sm_lid() == 0) {
+      queued.push_back(query);
+      return;
+    }
+    sa.query_path(query, [this, id = query.id](const core::QueryResult& result) {
+      if (events.on_query_result) events.on_query_result(id, result);
+    });
+  }
+
+  FabricOptions options;
+  FabricEvents events;
+  UmadTransport transport;
+  MadRequester requester;
+  SaClient sa;
+  PortMonitor monitor;
+  TrapSubscriber traps;
+  core::LocalPort current;
+  std::uint8_t sm_sl = 0;
+  std::vector<core::PathQuery> queued;
+  std::uint64_t sm_changes = 0;
+};
+
+FabricPort::FabricPort(asio::io_context& loop, const FabricOptions& options, FabricEvents events)
+    : impl_(std::make_unique<Impl>(loop, options, std::move(events))) {}
+
+FabricPort::~FabricPort() { stop(); }
+
+void FabricPort::start() {
+  impl_->transport.start([impl = impl_.get()](const ReceivedMad& mad) { impl->on_mad(mad); });
+  impl_->monitor.start();
+}
+
+void FabricPort::stop() {
+  impl_->monitor.stop();
+  impl_->transport.stop();
+}
+
+void FabricPort::send_path_query(const core::PathQuery& query) { impl_->send(query); }
+
+void FabricPort::cancel_query(core::QueryId id) {
+  if (impl_->sa.cancel(id)) return;
+  std::erase_if(impl_->queued, [id](const core::PathQuery& q) { return q.id == id; });
+}
+
+FabricStats FabricPort::stats() const {
+  const RequesterCounters& c = impl_->requester.counters();
+  FabricStats s;
+  s.mads_sent = c.sent;
+  s.mads_received = c.received;
+  s.mad_timeouts = c.timeouts;
+  s.mad_retries = c.retries;
+  s.late_or_duplicate = c.late_or_duplicate;
+  s.invalid_responses = c.invalid_responses;
+  s.reports = impl_->traps.reports();
+  s.sm_changes = impl_->sm_changes;
+  return s;
+}
+
+core::LocalPort FabricPort::local_port() const {
+  if (auto port = impl_->monitor.local_port()) return *port;
+  const PortSnapshot& snap = impl_->transport.snapshot();
+  return core::LocalPort{snap.gid, core::Lid{snap.lid}, core::Lid{snap.sm_lid}, snap.active};
+}
+
+}  // namespace ibat::fabric

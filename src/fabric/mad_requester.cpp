@@ -1,0 +1,122 @@
+// MadRequester: TIDs, timers, retries and response validation (see mad_requester.h).
+#include "fabric/mad_requester.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "mad/byte_order.h"
+
+namespace ibat::fabric {
+
+struct MadRequester::Outstanding {
+  Outstanding(asio::io_context& loop) : timer(loop) {}
+  OutgoingMad request;
+  MadExpectation expect;
+  RetryPolicy policy;
+  AnswerHandler on_answer;
+  std::uint32_t attempt = 0;  // 0 = first send
+  asio::steady_timer timer;
+};
+
+MadRequester::MadRequester(asio::io_context& loop, MadSender& sender, std::uint64_t seed)
+    : loop_(loop), sender_(sender), rng_(seed), next_tid_(static_cast<std::uint32_t>(rng_())) {}
+
+MadRequester::~MadRequester() = default;
+
+MadRequester::Handle MadRequester::submit(OutgoingMad request, const MadExpectation& expect,
+                                          const RetryPolicy& policy, AnswerHandler on_answer) {
+  Handle tid = 0;
+  do {
+    tid = ++next_tid_;
+  } while (tid == 0 || outstanding_.contains(tid));
+  if (request.bytes.size() < mad::kMadHeaderSize) request.bytes.resize(mad::kMadSize, 0);
+  mad::wire::put64(request.bytes, 8, tid);  // upper 32 bits: the kernel / umad2sim owns them
+  auto entry = std::make_unique<Outstanding>(loop_);
+  entry->request = std::move(request);
+  entry->expect = expect;
+  entry->policy = policy;
+  entry->on_answer = std::move(on_answer);
+  Outstanding& ref = *entry;
+  outstanding_.emplace(tid, std::move(entry));
+  send_attempt(ref);
+  return tid;
+}
+
+bool MadRequester::cancel(Handle handle) { return outstanding_.erase(handle) > 0; }
+
+void MadRequester::retarget(MadRoute route, std::uint16_t dlid) {
+  for (auto& [tid, entry] : outstanding_) {
+    if (entry->request.route == route) entry->request.dlid = dlid;
+  }
+}
+
+core::Duration MadRequester::attempt_timeout(const Outstanding& entry) {
+  const std::uint32_t factor = std::min(1U << std::min(entry.attempt, 16U), entry.policy.max_backoff_factor);
+  const double base = static_cast<double>(entry.policy.timeout.count()) * factor;
+  std::uniform_real_distribution<double> spread(-entry.policy.jitter, entry.policy.jitter);
+  const double jittered = base * (1.0 + spread(rng_));
+  return core::Duration(static_cast<core::Duration::rep>(std::max(jittered, 1.0)));
+}
+
+void MadRequester::send_attempt(Outstanding& entry) {
+  const core::Duration timeout = attempt_timeout(entry);
+  entry.request.timeout_ms =
+      static_cast<std::uint32_t>(std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(timeout).count()));
+  ++counters_.sent;
+  if (!sender_.send(entry.request)) ++counters_.send_failures;  // the timer treats it as lost
+  const Handle tid = mad::tid_low32(mad::wire::get64(entry.request.bytes, 8));
+  const std::uint32_t attempt = entry.attempt;
+  entry.timer.expires_after(timeout);
+  entry.timer.async_wait([this, tid, attempt](const std::error_code& ec) {
+    if (!ec) on_timer(tid, attempt);
+  });
+}
+
+void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
+  auto it = outstanding_.find(handle);
+  if (it == outstanding_.end() || it->second->attempt != attempt) return;
+  ++counters_.timeouts;
+  Outstanding& entry = *it->second;
+  if (entry.attempt < entry.policy.retries) {
+    ++entry.attempt;
+    ++counters_.retries;
+    send_attempt(entry);
+    return;
+  }
+  AnswerHandler on_answer = std::move(entry.on_answer);
+  outstanding_.erase(it);
+  on_answer(nullptr);
+}
+
+bool MadRequester::on_receive(const ReceivedMad& mad) {
+  ++counters_.received;
+  auto header = mad::decode_mad_header(mad.bytes);
+  if (!header.ok()) {
+    ++counters_.invalid_responses;
+    return true;
+  }
+  // A non-zero umad status is the transport telling us a send went unanswered (or could not be
+  // routed); the attempt timer already covers that case.
+  if (mad.status != 0) return true;
+  if (!header->is_response()) return false;
+  auto it = outstanding_.find(mad::tid_low32(header->tid));
+  if (it == outstanding_.end()) {
+    ++counters_.late_or_duplicate;
+    return true;
+  }
+  const Outstanding& entry = *it->second;
+  const bool valid = header->mgmt_class == entry.expect.mgmt_class && header->method == entry.expect.method &&
+                     header->attr_id == entry.expect.attr_id &&
+                     (!entry.expect.check_source_lid || mad.slid == entry.request.dlid);
+  if (!valid) {
+    ++counters_.invalid_responses;  // keep waiting: the real answer may still come
+    return true;
+  }
+  AnswerHandler on_answer = std::move(it->second->on_answer);
+  outstanding_.erase(it);
+  const MadAnswer answer{*header, mad.bytes};
+  on_answer(&answer);
+  return true;
+}
+
+}  // namespace ibat::fabric

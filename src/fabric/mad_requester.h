@@ -1,0 +1,97 @@
+// MadRequester: the outstanding-request table shared by every MAD client on a port. It allocates
+// TIDs, matches responses on the low 32 bits of the TID (umad2sim rewrites the upper 32), validates
+// each response (class, response method, attribute, source LID) before handing it over, runs its
+// own per-attempt timer (umad2sim ignores umad_send's timeout/retries) and resends with exponential
+// backoff and jitter. Late, duplicate and invalid responses are dropped and counted.
+// Runs on the owner's asio loop thread only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <span>
+#include <unordered_map>
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "core/clock.h"
+#include "fabric/mad_io.h"
+#include "mad/mad_header.h"
+
+namespace ibat::fabric {
+
+// What a valid response to a request must look like.
+struct MadExpectation {
+  std::uint8_t mgmt_class = 0;
+  std::uint8_t method = 0;       // e.g. GetResp
+  std::uint16_t attr_id = 0;
+  bool check_source_lid = true;  // the response must come from the LID the request went to
+};
+
+struct RetryPolicy {
+  core::Duration timeout = std::chrono::milliseconds(200);  // first attempt
+  std::uint32_t retries = 3;                                // resends after the first attempt
+  double jitter = 0.25;                                     // +/- fraction of each attempt timeout
+  std::uint32_t max_backoff_factor = 8;                     // attempt timeout <= timeout * this
+};
+
+// A validated response: its decoded header and the whole received MAD.
+struct MadAnswer {
+  mad::MadHeader header;
+  std::span<const std::uint8_t> bytes;
+};
+
+struct RequesterCounters {
+  std::uint64_t sent = 0;               // attempts handed to the transport (retries included)
+  std::uint64_t send_failures = 0;      // attempts the transport refused
+  std::uint64_t received = 0;           // every MAD seen by on_receive
+  std::uint64_t timeouts = 0;           // attempts whose timer fired
+  std::uint64_t retries = 0;            // resends
+  std::uint64_t late_or_duplicate = 0;  // responses with no outstanding request
+  std::uint64_t invalid_responses = 0;  // matched a TID but failed validation
+};
+
+class MadRequester {
+ public:
+  using Handle = std::uint32_t;  // the low 32 bits of the TID
+  // answer == nullptr: every attempt timed out.
+  using AnswerHandler = std::function<void(const MadAnswer* answer)>;
+
+  MadRequester(asio::io_context& loop, MadSender& sender, std::uint64_t seed);
+  ~MadRequester();
+  MadRequester(const MadRequester&) = delete;
+  MadRequester& operator=(const MadRequester&) = delete;
+
+  // Writes a fresh TID into `request.bytes`, sends it and arms the attempt timer.
+  Handle submit(OutgoingMad request, const MadExpectation& expect, const RetryPolicy& policy,
+                AnswerHandler on_answer);
+  // Forgets the request; its handler is never called. Returns false if it was not outstanding.
+  bool cancel(Handle handle);
+  // Further attempts of every outstanding request on `route` go to `dlid` (e.g. a new SM LID).
+  void retarget(MadRoute route, std::uint16_t dlid);
+  std::size_t outstanding() const { return outstanding_.size(); }
+
+  // Feeds one received MAD. Returns true if it was a response (matched or dropped), false for a
+  // request/unsolicited MAD (e.g. a Report) that another component should handle.
+  bool on_receive(const ReceivedMad& mad);
+
+  const RequesterCounters& counters() const { return counters_; }
+
+ private:
+  struct Outstanding;
+  void send_attempt(Outstanding& entry);
+  void on_timer(Handle handle, std::uint32_t attempt);
+  core::Duration attempt_timeout(const Outstanding& entry);
+
+  asio::io_context& loop_;
+  MadSender& sender_;
+  std::mt19937_64 rng_;
+  std::uint32_t next_tid_;
+  std::unordered_map<Handle, std::unique_ptr<Outstanding>> outstanding_;
+  RequesterCounters counters_;
+};
+
+}  // namespace ibat::fabric

@@ -1,0 +1,114 @@
+// PortMonitor: the PortInfo -> SMInfo poll cycle and its timer.
+#include "fabric/port_monitor.h"
+
+#include "mad/port_info.h"
+#include "mad/sm_info.h"
+#include "mad/smp.h"
+
+namespace ibat::fabric {
+namespace {
+
+const MadExpectation kPortInfoAnswer{mad::mgmt_class::kSubnDirectedRoute, mad::method::kGetResp,
+                                     mad::attr::kPortInfo, false};
+const MadExpectation kSmInfoAnswer{mad::mgmt_class::kSubnLidRouted, mad::method::kGetResp, mad::attr::kSmInfo,
+                                   true};
+
+OutgoingMad smp(MadRoute route, std::uint16_t dlid, const mad::MadBuffer& bytes) {
+  OutgoingMad out;
+  out.route = route;
+  out.dlid = dlid;
+  out.remote_qpn = 0;
+  out.bytes.assign(bytes.begin(), bytes.end());
+  return out;
+}
+
+// The attribute data of a successful SMP answer, or nullopt.
+std::optional<mad::Smp> smp_data(const MadAnswer* answer) {
+  if (!answer) return std::nullopt;
+  auto decoded = mad::decode_smp(answer->bytes);
+  if (!decoded.ok() || decoded->header.status != 0) return std::nullopt;
+  return *decoded;
+}
+
+}  // namespace
+
+PortMonitor::PortMonitor(asio::io_context& loop, MadRequester& requester, const core::Gid& port_gid,
+                         std::uint8_t port_number, core::Duration interval, const RetryPolicy& policy,
+                         Events events)
+    : loop_(loop),
+      requester_(requester),
+      port_gid_(port_gid),
+      port_number_(port_number),
+      interval_(interval),
+      policy_(policy),
+      events_(std::move(events)),
+      timer_(loop) {}
+
+void PortMonitor::start() {
+  if (running_) return;
+  running_ = true;
+  poll();
+}
+
+void PortMonitor::stop() {
+  running_ = false;
+  timer_.cancel();
+  if (in_flight_) requester_.cancel(*in_flight_);
+  in_flight_.reset();
+}
+
+std::optional<core::LocalPort> PortMonitor::local_port() const {
+  if (!detector_.port()) return std::nullopt;
+  const PortSample& p = *detector_.port();
+  return core::LocalPort{port_gid_, core::Lid{p.lid}, core::Lid{p.sm_lid}, p.active};
+}
+
+void PortMonitor::poll() {
+  poll_started_ = std::chrono::steady_clock::now();
+  observation_ = {};
+  in_flight_ = requester_.submit(
+      smp(MadRoute::smi_directed, mad::kPermissiveLid,
+          mad::build_smp_get_directed(0, mad::attr::kPortInfo, port_number_, {})),
+      kPortInfoAnswer, policy_, [this](const MadAnswer* answer) { on_port_info(answer); });
+}
+
+void PortMonitor::on_port_info(const MadAnswer* answer) {
+  in_flight_.reset();
+  if (auto reply = smp_data(answer)) {
+    if (auto info = mad::decode_port_info(reply->data); info.ok()) {
+      observation_.port = PortSample{info->lid, info->master_sm_lid, info->master_sm_sl,
+                                     info->state() == mad::PortState::active};
+    }
+  }
+  // Ask the SM this poll found (or the last one known when PortInfo went unanswered).
+  const std::optional<PortSample>& known = observation_.port ? observation_.port : detector_.port();
+  if (!known || known->sm_lid == 0 || !known->active) return finish_poll();
+  in_flight_ = requester_.submit(smp(MadRoute::smi_lid, known->sm_lid,
+                                     mad::build_smp_get_lid_routed(0, mad::attr::kSmInfo, 0)),
+                                 kSmInfoAnswer, policy_, [this](const MadAnswer* a) { on_sm_info(a); });
+}
+
+void PortMonitor::on_sm_info(const MadAnswer* answer) {
+  in_flight_.reset();
+  if (auto reply = smp_data(answer)) {
+    if (auto info = mad::decode_sm_info(reply->data); info.ok()) {
+      observation_.sm = SmSample{info->guid, info->act_count, info->state() == mad::SmState::master};
+    }
+  }
+  finish_poll();
+}
+
+void PortMonitor::finish_poll() {
+  const PollVerdict verdict = detector_.observe(observation_);
+  if (verdict.local_port_changed && events_.on_local_port) {
+    events_.on_local_port(*local_port(), detector_.port()->sm_sl);
+  }
+  if (verdict.sm_changed && events_.on_sm_changed) events_.on_sm_changed();
+  if (!running_) return;
+  timer_.expires_at(poll_started_ + interval_);
+  timer_.async_wait([this](const std::error_code& ec) {
+    if (!ec && running_) poll();
+  });
+}
+
+}  // namespace ibat::fabric

@@ -1,0 +1,48 @@
+// SmChangeDetector: the pure decision behind PortMonitor. Each poll yields what PortInfo (local
+// port) and SMInfo (from the SM) said, or nothing when they went unanswered; the detector says
+// whether the local port view changed and whether the SM changed: fail-over (SM LID or GUID
+// changed) or a restart on the same node (ActCount went backwards, or the SM was unreachable /
+// not MASTER and is MASTER again).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace ibat::fabric {
+
+struct PortSample {
+  std::uint16_t lid = 0;
+  std::uint16_t sm_lid = 0;
+  std::uint8_t sm_sl = 0;
+  bool active = false;
+  bool operator==(const PortSample&) const = default;
+};
+
+struct SmSample {
+  std::uint64_t guid = 0;
+  std::uint32_t act_count = 0;
+  bool master = false;
+};
+
+struct PollObservation {
+  std::optional<PortSample> port;  // nullopt: PortInfo unanswered
+  std::optional<SmSample> sm;      // nullopt: SMInfo unanswered (or not asked: no SM LID)
+};
+
+struct PollVerdict {
+  bool local_port_changed = false;
+  bool sm_changed = false;
+};
+
+class SmChangeDetector {
+ public:
+  PollVerdict observe(const PollObservation& observation);
+  const std::optional<PortSample>& port() const { return port_; }
+
+ private:
+  std::optional<PortSample> port_;
+  std::optional<SmSample> master_;  // last SMInfo seen from a MASTER SM
+  bool sm_lost_ = false;            // a MASTER was seen, then the SM stopped answering as MASTER
+};
+
+}  // namespace ibat::fabric
