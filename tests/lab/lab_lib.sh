@@ -1,0 +1,61 @@
+# Shared helpers for tests/lab/lab_*.sh: paths, assertions, a fabric that goes down on exit.
+# Source it; it sets `set -euo pipefail`.
+set -euo pipefail
+
+LAB_TEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LAB=${IBAT_LAB:-$LAB_TEST_DIR/../../lab/ibat-lab}
+TOPO=${IBAT_TOPOLOGY_DIR:-$LAB_TEST_DIR/../../../shared/topologies}
+LAB_FABRICS=()
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+
+# expect_eq WHAT ACTUAL EXPECTED
+expect_eq() { [[ "$2" == "$3" ]] || fail "$1: got '$2', expected '$3'"; pass "$1 = $3"; }
+
+# expect_exit CODE WHAT -- CMD...: runs CMD, checks its exit code, keeps its stderr in $LAST_ERR
+expect_exit() {
+  local want=$1 what=$2; shift 3
+  local rc=0
+  LAST_ERR=$("$@" 2>&1 >/dev/null) || rc=$?
+  [[ $rc -eq $want ]] || fail "$what: exit $rc, expected $want; stderr: $LAST_ERR"
+  pass "$what (exit $want)"
+}
+
+expect_contains() { [[ "$2" == *"$3"* ]] || fail "$1: '$3' not in: $2"; pass "$1 mentions '$3'"; }
+
+# lab_name TAG: a fabric name unique to this test run (several build trees may test at once)
+lab_name() { echo "t-$1-$$"; }
+
+cleanup_fabrics() {
+  local n
+  for n in "${LAB_FABRICS[@]}"; do "$LAB" down --name "$n" >/dev/null 2>&1 || true; done
+}
+trap cleanup_fabrics EXIT
+
+# lab_up NAME ARGS...: brings a fabric up and registers it for the exit trap
+lab_up() {
+  local name=$1; shift
+  LAB_FABRICS+=("$name")
+  "$LAB" up --name "$name" "$@"
+}
+
+# host_field NAME NODE FIELD: one field of one node from `hosts --json`
+host_field() {
+  "$LAB" hosts --name "$1" --json |
+    python3 -c 'import json,sys; print(next(h[sys.argv[2]] for h in json.load(sys.stdin) if h["node"] == sys.argv[1]))' "$2" "$3"
+}
+
+# lids NAME: "node=lid" lines, sorted by node
+lids() {
+  "$LAB" hosts --name "$1" --json |
+    python3 -c 'import json,sys; [print(h["node"] + "=" + str(h["lid"])) for h in json.load(sys.stdin)]' | sort
+}
+
+# sm_lid NAME NODE: the SM LID that NODE's port reports (PortInfo SMP to itself)
+sm_lid() {
+  "$LAB" run --name "$1" --node "$2" -- smpquery portinfo -D 0 | sed -n 's/^SMLid:\.*\([0-9]*\)$/\1/p'
+}
+
+# sminfo_state NAME NODE: state word of the master SM as seen from NODE (e.g. SMINFO_MASTER)
+sminfo_state() { "$LAB" run --name "$1" --node "$2" -- sminfo | awk '{print $NF}'; }
