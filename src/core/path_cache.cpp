@@ -1,0 +1,177 @@
+// PathCache (see path_cache.h).
+#include "core/path_cache.h"
+
+#include <cstring>
+
+namespace ibat::core {
+
+std::size_t hash_value(const PathKey& key) {
+  std::uint64_t s0, s1, d0, d1;
+  std::memcpy(&s0, key.sgid.raw.data(), 8);
+  std::memcpy(&s1, key.sgid.raw.data() + 8, 8);
+  std::memcpy(&d0, key.dgid.raw.data(), 8);
+  std::memcpy(&d1, key.dgid.raw.data() + 8, 8);
+  std::uint64_t h = d1 * 0x9E3779B97F4A7C15ULL;
+  h ^= (d0 + key.pkey.value) * 0xC2B2AE3D27D4EB4FULL;
+  h ^= (s1 ^ (s0 << 1)) * 0x165667B19E3779F9ULL;
+  h ^= h >> 32;
+  h *= 0xD6E8FEB86659FD93ULL;
+  h ^= h >> 32;
+  return static_cast<std::size_t>(h);
+}
+
+CompactPath CompactPath::pack(const PathRecord& p) {
+  CompactPath c;
+  c.service_id_hi = static_cast<std::uint32_t>(p.service_id >> 32);
+  c.service_id_lo = static_cast<std::uint32_t>(p.service_id);
+  c.flow_label = p.flow_label;
+  c.dlid = p.dlid;
+  c.slid = p.slid;
+  c.qos_class = p.qos_class;
+  c.hop_limit = p.hop_limit;
+  c.tclass = p.tclass;
+  c.numb_path_reversible = static_cast<std::uint8_t>((p.numb_path & 0x7F) | (p.reversible ? 0x80 : 0));
+  c.sl_raw_traffic = static_cast<std::uint8_t>((p.sl & 0x7F) | (p.raw_traffic ? 0x80 : 0));
+  c.mtu = static_cast<std::uint8_t>((p.mtu_selector << 6) | (p.mtu & 0x3F));
+  c.rate = static_cast<std::uint8_t>((p.rate_selector << 6) | (p.rate & 0x3F));
+  c.pkt_life = static_cast<std::uint8_t>((p.pkt_life_selector << 6) | (p.pkt_life & 0x3F));
+  c.preference = p.preference;
+  return c;
+}
+
+PathRecord CompactPath::unpack(const PathKey& key) const {
+  PathRecord p;
+  p.service_id = (std::uint64_t{service_id_hi} << 32) | service_id_lo;
+  p.dgid = key.dgid;
+  p.sgid = key.sgid;
+  p.pkey = key.pkey;
+  p.dlid = dlid;
+  p.slid = slid;
+  p.raw_traffic = sl_raw_traffic & 0x80;
+  p.flow_label = flow_label;
+  p.hop_limit = hop_limit;
+  p.tclass = tclass;
+  p.reversible = numb_path_reversible & 0x80;
+  p.numb_path = numb_path_reversible & 0x7F;
+  p.qos_class = qos_class;
+  p.sl = sl_raw_traffic & 0x7F;
+  p.mtu_selector = mtu >> 6;
+  p.mtu = mtu & 0x3F;
+  p.rate_selector = rate >> 6;
+  p.rate = rate & 0x3F;
+  p.pkt_life_selector = pkt_life >> 6;
+  p.pkt_life = pkt_life & 0x3F;
+  p.preference = preference;
+  return p;
+}
+
+PathCache::PathCache() : slots_(16, npos) {}
+
+PathCache::Index PathCache::find(const PathKey& key) const {
+  std::size_t mask = slots_.size() - 1;
+  for (std::size_t s = hash_value(key) & mask;; s = (s + 1) & mask) {
+    Index i = slots_[s];
+    if (i == npos) return npos;
+    if (at(i).key == key) return i;
+  }
+}
+
+PathCache::Index PathCache::allocate() {
+  if (free_ != npos) {
+    Index i = free_;
+    free_ = at(i).lru_next;
+    return i;
+  }
+  if ((next_unused_ & kChunkMask) == 0) chunks_.push_back(std::make_unique<CacheEntry[]>(kChunkSize));
+  return next_unused_++;
+}
+
+PathCache::Index PathCache::insert(const PathKey& key, TimePoint now) {
+  if ((size_ + 1) * 4 > slots_.size() * 3) grow_index();
+  Index i = allocate();
+  CacheEntry& e = at(i);
+  e = CacheEntry{};
+  e.key = key;
+  e.produced = now;
+  e.used = now;
+  ++size_;
+  index_insert(i);
+  link_front(i);
+  return i;
+}
+
+void PathCache::erase(Index i) {
+  index_erase(i);
+  unlink(i);
+  at(i).lru_next = free_;
+  free_ = i;
+  --size_;
+}
+
+void PathCache::touch(Index i, TimePoint now) {
+  at(i).used = now;
+  if (head_ == i) return;
+  unlink(i);
+  link_front(i);
+}
+
+PathCache::Index PathCache::lru_victim() const {
+  for (Index i = tail_; i != npos; i = at(i).lru_prev)
+    if (!at(i).pinned()) return i;
+  return npos;
+}
+
+std::size_t PathCache::memory_bytes() const {
+  return chunks_.size() * kChunkSize * sizeof(CacheEntry) + slots_.capacity() * sizeof(Index) +
+         chunks_.capacity() * sizeof(chunks_[0]);
+}
+
+void PathCache::link_front(Index i) {
+  CacheEntry& e = at(i);
+  e.lru_prev = npos;
+  e.lru_next = head_;
+  if (head_ != npos) at(head_).lru_prev = i;
+  head_ = i;
+  if (tail_ == npos) tail_ = i;
+}
+
+void PathCache::unlink(Index i) {
+  CacheEntry& e = at(i);
+  if (e.lru_prev != npos) at(e.lru_prev).lru_next = e.lru_next; else head_ = e.lru_next;
+  if (e.lru_next != npos) at(e.lru_next).lru_prev = e.lru_prev; else tail_ = e.lru_prev;
+}
+
+void PathCache::grow_index() {
+  std::vector<Index> old;
+  old.swap(slots_);
+  slots_.assign(old.size() * 2, npos);
+  for (Index i : old)
+    if (i != npos) index_insert(i);
+}
+
+void PathCache::index_insert(Index i) {
+  std::size_t mask = slots_.size() - 1;
+  std::size_t s = hash_value(at(i).key) & mask;
+  while (slots_[s] != npos) s = (s + 1) & mask;
+  slots_[s] = i;
+}
+
+// Backward-shift deletion keeps linear probing free of tombstones.
+void PathCache::index_erase(Index i) {
+  std::size_t mask = slots_.size() - 1;
+  std::size_t s = hash_value(at(i).key) & mask;
+  while (slots_[s] != i) s = (s + 1) & mask;
+  std::size_t hole = s;
+  for (std::size_t j = (hole + 1) & mask; slots_[j] != npos; j = (j + 1) & mask) {
+    std::size_t home = hash_value(at(slots_[j]).key) & mask;
+    // Move slots_[j] into the hole if its home is not cyclically within (hole, j].
+    bool home_in_range = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (!home_in_range) {
+      slots_[hole] = slots_[j];
+      hole = j;
+    }
+  }
+  slots_[hole] = npos;
+}
+
+}  // namespace ibat::core

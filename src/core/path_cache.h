@@ -1,0 +1,118 @@
+// PathCache: compact store of path entries keyed by (local GID, DGID, P_Key).
+// Entries live in fixed-size chunks (stable indices, no per-entry allocation), are found through an
+// open-addressing hash index of 32-bit slots, and are linked in an LRU list. Roughly 115 bytes per
+// entry including the index (bench/ measures it). Policy (what to evict, states) is the Resolver's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/resolver.h"
+#include "core/types.h"
+
+namespace ibat::core {
+
+struct PathKey {
+  Gid sgid;
+  Gid dgid;
+  Pkey pkey;
+  bool operator==(const PathKey&) const = default;
+};
+std::size_t hash_value(const PathKey& key);
+
+// The PathRecord fields not already in the key, packed (26 bytes instead of 72).
+struct CompactPath {
+  std::uint32_t service_id_hi = 0;
+  std::uint32_t service_id_lo = 0;
+  std::uint32_t flow_label = 0;
+  Lid dlid;
+  Lid slid;
+  std::uint16_t qos_class = 0;
+  std::uint8_t hop_limit = 0;
+  std::uint8_t tclass = 0;
+  std::uint8_t numb_path_reversible = 0;  // bit 7: reversible
+  std::uint8_t sl_raw_traffic = 0;        // bit 7: raw_traffic
+  std::uint8_t mtu = 0;                   // selector << 6 | code
+  std::uint8_t rate = 0;
+  std::uint8_t pkt_life = 0;
+  std::uint8_t preference = 0;
+
+  static CompactPath pack(const PathRecord& path);
+  PathRecord unpack(const PathKey& key) const;
+};
+
+struct CacheEntry {
+  static constexpr std::uint8_t kPinned = 1;     // a query job exists: never evicted
+  static constexpr std::uint8_t kScheduled = 2;  // waiting in the revalidation schedule
+
+  TimePoint produced{};     // when the SA (or ARP) produced the path
+  TimePoint used{};         // last served or requested
+  TimePoint retry_after{};  // failed: end of negative caching; stale: earliest next revalidation
+  PathKey key;
+  CompactPath path;
+  std::uint32_t lru_prev = 0;
+  std::uint32_t lru_next = 0;  // also the free-list link of unused slots
+  EntryState state = EntryState::resolving;
+  Error last_error = Error::ok;
+  std::uint8_t flags = 0;
+
+  bool has_path() const {
+    return state == EntryState::valid || state == EntryState::stale || state == EntryState::provisional;
+  }
+  bool pinned() const { return flags & kPinned; }
+};
+
+class PathCache {
+ public:
+  using Index = std::uint32_t;
+  static constexpr Index npos = UINT32_MAX;
+
+  PathCache();
+
+  Index find(const PathKey& key) const;
+  CacheEntry& at(Index i) { return chunks_[i >> kChunkBits][i & kChunkMask]; }
+  const CacheEntry& at(Index i) const { return chunks_[i >> kChunkBits][i & kChunkMask]; }
+
+  // Inserts a new entry (state resolving) at the most recently used end. Key must be absent.
+  Index insert(const PathKey& key, TimePoint now);
+  void erase(Index i);
+  // Marks the entry used now and moves it to the most recently used end.
+  void touch(Index i, TimePoint now);
+  // Least recently used entry that is not pinned, or npos.
+  Index lru_victim() const;
+
+  std::size_t size() const { return size_; }
+  // Bytes held by the entry chunks and the hash index.
+  std::size_t memory_bytes() const;
+
+  // Calls fn(Index) for every entry, most recently used first. fn must not insert or erase.
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (Index i = head_; i != npos; i = at(i).lru_next) fn(i);
+  }
+
+ private:
+  static constexpr unsigned kChunkBits = 12;
+  static constexpr Index kChunkSize = Index{1} << kChunkBits;
+  static constexpr Index kChunkMask = kChunkSize - 1;
+
+  Index allocate();
+  void link_front(Index i);
+  void unlink(Index i);
+  void grow_index();
+  void index_insert(Index i);
+  void index_erase(Index i);
+
+  std::vector<std::unique_ptr<CacheEntry[]>> chunks_;
+  std::vector<Index> slots_;  // open addressing, linear probing; npos = empty
+  std::size_t size_ = 0;
+  Index next_unused_ = 0;     // first never-used slot
+  Index free_ = npos;         // list of released slots
+  Index head_ = npos;         // most recently used
+  Index tail_ = npos;         // least recently used
+};
+
+}  // namespace ibat::core

@@ -1,0 +1,285 @@
+// Resolver: the public entry points and the request side (serve from cache, wait, complete).
+// Queries and jobs are in resolver_jobs.cpp, fabric/neighbour events in resolver_events.cpp.
+#include <algorithm>
+
+#include "core/resolver_impl.h"
+
+namespace ibat::core {
+
+std::string_view to_string(EntryState s) {
+  switch (s) {
+    case EntryState::resolving: return "resolving";
+    case EntryState::valid: return "valid";
+    case EntryState::stale: return "stale";
+    case EntryState::provisional: return "provisional";
+    case EntryState::failed: return "failed";
+    case EntryState::gone: return "gone";
+  }
+  return "unknown";
+}
+
+Resolver::Impl::Impl(const Policy& p, const Clock& c, QuerySink& s, std::uint64_t seed)
+    : policy(p), clock(c), sink(s), prng(seed), bucket(p.sa_rate, p.sa_burst, c.now()) {}
+
+Resolver::Resolver(const Policy& policy, const Clock& clock, QuerySink& sink, std::uint64_t seed)
+    : impl_(std::make_unique<Impl>(policy, clock, sink, seed)) {}
+
+Resolver::~Resolver() = default;
+
+RequestId Resolver::resolve(const ResolveRequest& request, Completion done) {
+  Impl& m = *impl_;
+  RequestId id = m.next_request++;
+  ++m.stats.resolves;
+  Pending p{std::move(done), m.now() + request.timeout.value_or(m.policy.request_timeout), 0, request};
+  if (request.timeout && *request.timeout < Duration::zero())
+    m.deliver(id, std::move(p), failure(Error::invalid));
+  else
+    m.dispatch(id, std::move(p));
+  m.settle();
+  return id;
+}
+
+bool Resolver::cancel(RequestId id) {
+  Impl& m = *impl_;
+  if (!m.pending.contains(id)) return false;
+  m.complete(id, failure(Error::cancelled));
+  m.settle();
+  return true;
+}
+
+void Resolver::cancel_all() {
+  Impl& m = *impl_;
+  std::vector<RequestId> ids;
+  ids.reserve(m.pending.size());
+  for (const auto& [id, p] : m.pending) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  for (RequestId id : ids) m.complete(id, failure(Error::cancelled));
+  m.settle();
+}
+
+void Resolver::tick() {
+  Impl& m = *impl_;
+  TimePoint now = m.now();
+  m.expire_deadlines(now);
+  m.release_retries(now);
+  m.release_revalidations(now);
+  m.settle();
+}
+
+std::optional<TimePoint> Resolver::next_wakeup() const {
+  const Impl& m = *impl_;
+  std::optional<TimePoint> next;
+  auto consider = [&next](TimePoint t) {
+    if (!next || t < *next) next = t;
+  };
+  if (!m.deadlines.empty()) consider(m.deadlines.top().first);
+  if (!m.retries.empty()) consider(m.retries.top().first);
+  if (!m.revalidation_schedule.empty()) consider(m.next_revalidation);
+  bool queued = !m.urgent_queue.empty() || !m.background_queue.empty();
+  if (queued && m.port_active && m.inflight.size() < m.policy.sa_max_inflight)
+    consider(m.bucket.next_available(m.now()));
+  return next;
+}
+
+Stats Resolver::stats() const {
+  Stats s = impl_->stats;
+  s.entries = impl_->cache.size();
+  s.pending = impl_->pending.size();
+  s.inflight = impl_->inflight.size();
+  s.neighbours = impl_->endpoints.size();
+  return s;
+}
+
+const Policy& Resolver::policy() const { return impl_->policy; }
+
+void Resolver::set_policy(const Policy& policy) {
+  Impl& m = *impl_;
+  m.policy = policy;
+  m.bucket.configure(policy.sa_rate, policy.sa_burst, m.now());
+  m.make_room();
+  m.settle();
+}
+
+// ---- request side ----
+
+void Resolver::Impl::dispatch(RequestId id, Pending&& p) {
+  const ResolveRequest& r = p.request;
+  if ((r.pkey && !r.pkey->is_valid()) || (r.sgid && r.sgid->is_zero()))
+    return deliver(id, std::move(p), failure(Error::invalid));
+  Gid sgid = r.sgid ? *r.sgid : (port ? port->gid : Gid{});
+  if (sgid.is_zero()) return deliver(id, std::move(p), failure(Error::unreachable));
+  Pkey pkey = r.pkey.value_or(policy.default_pkey);
+
+  if (const auto* gid = std::get_if<Gid>(&r.target)) {
+    if (gid->is_zero()) return deliver(id, std::move(p), failure(Error::invalid));
+    return resolve_gid(id, std::move(p), PathKey{sgid, *gid, pkey});
+  }
+  if (const auto* hw = std::get_if<HwAddr>(&r.target)) {
+    Gid gid = hw->gid();
+    if (gid.is_zero()) return deliver(id, std::move(p), failure(Error::invalid));
+    return resolve_gid(id, std::move(p), PathKey{sgid, gid, pkey});
+  }
+  if (const auto* lid = std::get_if<Lid>(&r.target)) {
+    if (!lid->is_valid_unicast()) return deliver(id, std::move(p), failure(Error::invalid));
+    return resolve_lid(id, std::move(p), LidKey{sgid, *lid, pkey});
+  }
+  const IpAddr ip = std::get<IpAddr>(r.target);
+  if (const Neighbour* n = endpoints.find(ip)) {
+    Gid gid = n->hw.gid();
+    if (gid.is_zero()) return deliver(id, std::move(p), failure(Error::unreachable));
+    return resolve_gid(id, std::move(p), PathKey{sgid, gid, pkey});
+  }
+  if (r.cache_only) return deliver(id, std::move(p), failure(Error::unreachable));
+  wait_for_neighbour(id, std::move(p), ip);
+}
+
+bool Resolver::Impl::refresh_servable(CacheEntry& e) {
+  TimePoint t = now();
+  switch (e.state) {
+    case EntryState::valid:
+      if (t - e.produced >= policy.path_ttl) e.state = EntryState::stale;
+      return true;
+    case EntryState::stale: return true;
+    case EntryState::provisional: return t - e.produced < policy.provisional_ttl;
+    default: return false;
+  }
+}
+
+ResolveResult Resolver::Impl::served(const CacheEntry& e) const {
+  return {.error = Error::ok, .path = e.path.unpack(e.key), .state = e.state, .age = now() - e.produced};
+}
+
+void Resolver::Impl::resolve_gid(RequestId id, Pending&& p, const PathKey& key) {
+  PathCache::Index i = cache.find(key);
+  if (i != PathCache::npos) {
+    cache.touch(i, now());
+    CacheEntry& e = cache.at(i);
+    if (!p.request.force_sa) {
+      if (refresh_servable(e)) {
+        if (e.state == EntryState::valid) ++stats.cache_hits;
+        else if (e.state == EntryState::stale) ++stats.stale_hits;
+        else ++stats.provisional_hits;
+        ResolveResult result = served(e);
+        if (e.state == EntryState::stale) start_revalidation(i);
+        return deliver(id, std::move(p), result);
+      }
+      if (e.state == EntryState::gone) return deliver(id, std::move(p), failure(Error::unreachable));
+      if (e.state == EntryState::failed && now() < e.retry_after)
+        return deliver(id, std::move(p), failure(e.last_error));
+    }
+  }
+  if (p.request.cache_only) return deliver(id, std::move(p), failure(Error::no_record));
+  wait_on_job(id, std::move(p), JobKey::for_path(key));
+}
+
+void Resolver::Impl::resolve_lid(RequestId id, Pending&& p, const LidKey& key) {
+  if (!p.request.force_sa) {
+    if (auto it = lid_index.find(key); it != lid_index.end())
+      return resolve_gid(id, std::move(p), it->second);
+    if (auto it = lid_failures.find(key); it != lid_failures.end()) {
+      if (now() < it->second.until) return deliver(id, std::move(p), failure(it->second.error));
+      lid_failures.erase(it);
+    }
+  }
+  if (p.request.cache_only) return deliver(id, std::move(p), failure(Error::no_record));
+  wait_on_job(id, std::move(p), JobKey{key.sgid, Gid{}, key.dlid, key.pkey, true});
+}
+
+void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
+  if (pending.size() >= policy.max_pending) return deliver(id, std::move(p), failure(Error::overloaded));
+  JobId job_id = job_for(key);
+  if (job_id != 0) {
+    Job& job = jobs.at(job_id);
+    if (job.waiters.size() >= policy.max_waiters_per_key)
+      return deliver(id, std::move(p), failure(Error::overloaded));
+    ++stats.coalesced;
+    if (job.queued) urgent_queue.emplace_back(job_id, job.queue_seq);  // promote a background job
+  } else {
+    job_id = create_job(key);
+    enqueue(job_id, true);
+  }
+  ++stats.misses;
+  jobs.at(job_id).waiters.push_back(id);
+  p.job = job_id;
+  deadlines.emplace(p.deadline, id);
+  pending.emplace(id, std::move(p));
+}
+
+void Resolver::Impl::wait_for_neighbour(RequestId id, Pending&& p, const IpAddr& ip) {
+  if (pending.size() >= policy.max_pending) return deliver(id, std::move(p), failure(Error::overloaded));
+  ++stats.misses;
+  neighbour_waits[ip].push_back(id);
+  p.job = 0;
+  deadlines.emplace(p.deadline, id);
+  pending.emplace(id, std::move(p));
+}
+
+void Resolver::Impl::deliver(RequestId id, Pending&& p, const ResolveResult& result) {
+  if (result.error != Error::ok) {
+    ++stats.failures;
+    ++stats.failures_by_reason[static_cast<std::size_t>(result.error)];
+  }
+  outbox.emplace_back(CompletionCall{std::move(p.done), id, result});
+}
+
+void Resolver::Impl::complete_detached(RequestId id, const ResolveResult& result) {
+  auto it = pending.find(id);
+  if (it == pending.end()) return;
+  Pending p = std::move(it->second);
+  pending.erase(it);
+  deliver(id, std::move(p), result);
+}
+
+void Resolver::Impl::complete(RequestId id, const ResolveResult& result) {
+  auto it = pending.find(id);
+  if (it == pending.end()) return;
+  std::vector<RequestId>* list = nullptr;
+  IpAddr ip;
+  if (it->second.job != 0) {
+    if (auto j = jobs.find(it->second.job); j != jobs.end()) list = &j->second.waiters;
+  } else {
+    ip = std::get<IpAddr>(it->second.request.target);
+    if (auto w = neighbour_waits.find(ip); w != neighbour_waits.end()) list = &w->second;
+  }
+  if (list) {
+    list->erase(std::find(list->begin(), list->end(), id));
+    if (list->empty() && it->second.job == 0) neighbour_waits.erase(ip);
+  }
+  complete_detached(id, result);
+}
+
+void Resolver::Impl::expire_deadlines(TimePoint t) {
+  while (!deadlines.empty() && deadlines.top().first <= t) {
+    auto [deadline, id] = deadlines.top();
+    deadlines.pop();
+    auto it = pending.find(id);
+    if (it == pending.end() || it->second.deadline != deadline) continue;
+    // Without a neighbour entry the IP stays unknown: that is `unreachable`, not a slow SA.
+    complete(id, failure(it->second.job == 0 ? Error::unreachable : Error::timeout));
+  }
+}
+
+void Resolver::Impl::settle() {
+  pump();
+  flush_outbox();
+}
+
+void Resolver::Impl::flush_outbox() {
+  if (draining) return;
+  draining = true;
+  // Callbacks may re-enter the Resolver and append to the outbox: index, don't iterate.
+  for (std::size_t i = 0; i < outbox.size(); ++i) {
+    Outgoing item = std::move(outbox[i]);
+    if (auto* call = std::get_if<CompletionCall>(&item)) {
+      if (call->done) call->done(call->id, call->result);
+    } else if (auto* query = std::get_if<PathQuery>(&item)) {
+      sink.send_path_query(*query);
+    } else {
+      sink.cancel_query(std::get<CancelCall>(item).id);
+    }
+  }
+  outbox.clear();
+  draining = false;
+}
+
+}  // namespace ibat::core

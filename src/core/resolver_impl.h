@@ -1,0 +1,173 @@
+// Private state of the Resolver, shared by resolver*.cpp (not part of the public API).
+// Requests wait on Jobs; a Job is the one query (with its retries) for one destination key.
+// Completions, outgoing queries and query cancels are collected in an outbox and delivered only
+// once the state is consistent, so callbacks may re-enter the Resolver safely.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <optional>
+#include <queue>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/backoff.h"
+#include "core/endpoint_table.h"
+#include "core/path_cache.h"
+#include "core/resolver.h"
+#include "core/token_bucket.h"
+
+namespace ibat::core {
+
+using JobId = std::uint64_t;
+
+// Destination of one query: by DGID (cache key) or by DLID (key learnt from the answer).
+struct JobKey {
+  Gid sgid;
+  Gid dgid;
+  Lid dlid;
+  Pkey pkey;
+  bool by_lid = false;
+  bool operator==(const JobKey&) const = default;
+
+  static JobKey for_path(const PathKey& k) { return {k.sgid, k.dgid, Lid{}, k.pkey, false}; }
+  PathKey path_key() const { return {sgid, dgid, pkey}; }
+};
+
+struct LidKey {
+  Gid sgid;
+  Lid dlid;
+  Pkey pkey;
+  bool operator==(const LidKey&) const = default;
+};
+
+struct KeyHash {
+  std::size_t operator()(const JobKey& k) const noexcept;
+  std::size_t operator()(const LidKey& k) const noexcept;
+};
+
+struct Job {
+  JobKey key;
+  std::vector<RequestId> waiters;
+  QueryId query = 0;            // in flight, 0 if none
+  std::uint32_t attempts = 0;   // failed attempts so far
+  std::uint64_t queue_seq = 0;  // send-queue entries with another seq are outdated
+  bool queued = false;          // waiting for a send slot (inflight cap, token bucket, port)
+  bool retry_wait = false;      // waiting for its backoff to end
+  TimePoint retry_at{};
+};
+
+struct Pending {
+  Completion done;
+  TimePoint deadline;
+  JobId job = 0;  // 0: waiting for a neighbour entry of the request's IP
+  ResolveRequest request;
+};
+
+struct CompletionCall {
+  Completion done;
+  RequestId id;
+  ResolveResult result;
+};
+struct CancelCall {
+  QueryId id;
+};
+using Outgoing = std::variant<CompletionCall, PathQuery, CancelCall>;
+
+inline ResolveResult failure(Error error) {
+  ResolveResult r;
+  r.error = error;
+  return r;
+}
+
+struct Resolver::Impl {
+  Impl(const Policy& p, const Clock& c, QuerySink& s, std::uint64_t seed);
+
+  // resolver.cpp: requests.
+  void dispatch(RequestId id, Pending&& p);
+  void resolve_gid(RequestId id, Pending&& p, const PathKey& key);
+  void resolve_lid(RequestId id, Pending&& p, const LidKey& key);
+  void wait_on_job(RequestId id, Pending&& p, const JobKey& key);
+  void wait_for_neighbour(RequestId id, Pending&& p, const IpAddr& ip);
+  void deliver(RequestId id, Pending&& p, const ResolveResult& result);
+  void complete(RequestId id, const ResolveResult& result);  // detaches from its wait list
+  void complete_detached(RequestId id, const ResolveResult& result);
+  void expire_deadlines(TimePoint now);
+  ResolveResult served(const CacheEntry& e) const;
+  bool refresh_servable(CacheEntry& e);  // valid -> stale after TTL; can it be served now?
+  void settle();                         // send what can be sent, then run the outbox
+
+  // resolver_jobs.cpp: jobs, queries, results.
+  JobId create_job(const JobKey& key);
+  void destroy_job(JobId id);
+  void enqueue(JobId id, bool urgent);
+  void start_revalidation(PathCache::Index i);
+  void pump();
+  void send_query(JobId id);
+  void accept(JobId id, const PathRecord& path);
+  void handle_failure(JobId id, Error error);
+  void give_up(JobId id, Error error);
+  void release_retries(TimePoint now);
+  void release_revalidations(TimePoint now);
+  void restart_or_drop_job(JobId id);  // flush: the answer in flight is no longer wanted
+  void requeue_inflight();             // port down: queries wait for the port to come back
+  PathCache::Index ensure_entry(const PathKey& key);
+  void make_room();
+  void drop_entry(PathCache::Index i);
+  void unmap_lid(const CacheEntry& e);
+  void flush_outbox();
+
+  // resolver_events.cpp: fabric events, flush, snapshot.
+  void schedule_revalidation_all();
+  void flush_matching(const std::function<bool(const PathKey&)>& match);
+  std::optional<PathRecord> provisional_path(const PathKey& key, Lid source_lid) const;
+
+  TimePoint now() const { return clock.now(); }
+  JobId job_for(const JobKey& key) const {
+    auto it = job_by_key.find(key);
+    return it == job_by_key.end() ? 0 : it->second;
+  }
+
+  Policy policy;
+  const Clock& clock;
+  QuerySink& sink;
+  Prng prng;
+  PathCache cache;
+  EndpointTable endpoints;
+  TokenBucket bucket;
+  std::optional<LocalPort> port;  // unknown until the first on_local_port (then assumed usable)
+  bool port_active = true;
+  std::optional<BroadcastParams> broadcast;
+  Stats stats;
+
+  std::unordered_map<RequestId, Pending> pending;
+  std::unordered_map<IpAddr, std::vector<RequestId>> neighbour_waits;
+  std::unordered_map<JobId, Job> jobs;
+  std::unordered_map<JobKey, JobId, KeyHash> job_by_key;
+  std::unordered_map<QueryId, JobId> inflight;
+  std::unordered_map<LidKey, PathKey, KeyHash> lid_index;
+  struct LidFailure {
+    TimePoint until;
+    Error error;
+  };
+  std::unordered_map<LidKey, LidFailure, KeyHash> lid_failures;
+
+  using Timed = std::pair<TimePoint, std::uint64_t>;
+  using MinHeap = std::priority_queue<Timed, std::vector<Timed>, std::greater<>>;
+  MinHeap deadlines;  // (deadline, RequestId), outdated items skipped when popped
+  MinHeap retries;    // (retry_at, JobId)
+  std::deque<std::pair<JobId, std::uint64_t>> urgent_queue;      // jobs with waiters
+  std::deque<std::pair<JobId, std::uint64_t>> background_queue;  // revalidation, prefetch
+  std::deque<PathKey> revalidation_schedule;  // most recently used first
+  TimePoint next_revalidation{};
+
+  std::vector<Outgoing> outbox;
+  bool draining = false;
+  RequestId next_request = 1;
+  QueryId next_query = 1;
+  JobId next_job = 1;
+};
+
+}  // namespace ibat::core

@@ -1,0 +1,266 @@
+// Resolver jobs: one query (plus retries) per destination key, the send queue shaped by
+// sa_max_inflight and the token bucket, query results, backoff, negative caching and the
+// cache-entry bookkeeping that goes with them.
+#include <algorithm>
+#include <cstring>
+
+#include "core/resolver_impl.h"
+
+namespace ibat::core {
+
+std::size_t KeyHash::operator()(const JobKey& k) const noexcept {
+  std::size_t h = hash_value(PathKey{k.sgid, k.dgid, k.pkey});
+  return h ^ (std::size_t{k.dlid.value} * 0x9E3779B97F4A7C15ULL) ^ (k.by_lid ? 0x51ED27 : 0);
+}
+
+std::size_t KeyHash::operator()(const LidKey& k) const noexcept {
+  return hash_value(PathKey{k.sgid, Gid{}, k.pkey}) ^ (std::size_t{k.dlid.value} * 0x9E3779B97F4A7C15ULL);
+}
+
+JobId Resolver::Impl::create_job(const JobKey& key) {
+  JobId id = next_job++;
+  Job job;
+  job.key = key;
+  jobs.emplace(id, std::move(job));
+  job_by_key.emplace(key, id);
+  if (!key.by_lid) {
+    CacheEntry& e = cache.at(ensure_entry(key.path_key()));
+    e.flags |= CacheEntry::kPinned;
+    // A gone entry keeps failing at once while it is re-checked (trap 64 sets resolving itself).
+    if (!e.has_path() && e.state != EntryState::gone) e.state = EntryState::resolving;
+  }
+  return id;
+}
+
+void Resolver::Impl::destroy_job(JobId id) {
+  auto it = jobs.find(id);
+  const JobKey key = it->second.key;
+  jobs.erase(it);
+  job_by_key.erase(key);
+  if (key.by_lid) return;
+  PathCache::Index i = cache.find(key.path_key());
+  if (i == PathCache::npos) return;
+  CacheEntry& e = cache.at(i);
+  e.flags &= static_cast<std::uint8_t>(~CacheEntry::kPinned);
+  if (e.state == EntryState::resolving) cache.erase(i);  // nothing learnt and nobody waits
+}
+
+void Resolver::Impl::enqueue(JobId id, bool urgent) {
+  Job& job = jobs.at(id);
+  job.queued = true;
+  job.retry_wait = false;
+  ++job.queue_seq;
+  (urgent ? urgent_queue : background_queue).emplace_back(id, job.queue_seq);
+}
+
+void Resolver::Impl::start_revalidation(PathCache::Index i) {
+  CacheEntry& e = cache.at(i);
+  if (e.pinned() || (e.flags & CacheEntry::kScheduled) || now() < e.retry_after) return;
+  ++stats.revalidations;
+  enqueue(create_job(JobKey::for_path(e.key)), false);
+}
+
+void Resolver::Impl::pump() {
+  if (!port_active) return;
+  auto front_is_live = [this](auto& queue) {
+    while (!queue.empty()) {
+      auto [id, seq] = queue.front();
+      auto it = jobs.find(id);
+      if (it != jobs.end() && it->second.queued && it->second.queue_seq == seq) return true;
+      queue.pop_front();
+    }
+    return false;
+  };
+  while (inflight.size() < policy.sa_max_inflight) {
+    auto* queue = front_is_live(urgent_queue)       ? &urgent_queue
+                  : front_is_live(background_queue) ? &background_queue
+                                                    : nullptr;
+    if (!queue || !bucket.try_take(now())) return;
+    JobId id = queue->front().first;
+    queue->pop_front();
+    send_query(id);
+  }
+}
+
+void Resolver::Impl::send_query(JobId id) {
+  Job& job = jobs.at(id);
+  job.queued = false;
+  job.query = next_query++;
+  inflight.emplace(job.query, id);
+  ++stats.sa_queries;
+  if (job.attempts > 0) ++stats.sa_retries;
+  PathQuery q{.id = job.query, .sgid = job.key.sgid, .dgid = std::nullopt, .dlid = std::nullopt, .pkey = job.key.pkey};
+  if (job.key.by_lid) q.dlid = job.key.dlid; else q.dgid = job.key.dgid;
+  outbox.emplace_back(q);
+}
+
+void Resolver::on_query_result(QueryId query, const QueryResult& result) {
+  Impl& m = *impl_;
+  auto it = m.inflight.find(query);
+  if (it == m.inflight.end()) return;  // late answer to a cancelled or flushed query
+  JobId id = it->second;
+  m.inflight.erase(it);
+  Job& job = m.jobs.at(id);
+  job.query = 0;
+  if (result.error == Error::ok) {
+    const PathRecord& p = result.path;
+    bool matches = job.key.by_lid ? p.dlid == job.key.dlid : p.dgid == job.key.dgid;
+    if (p.is_servable() && matches) {
+      m.accept(id, p);
+    } else {
+      ++m.stats.rejected_paths;
+      m.handle_failure(id, Error::invalid);
+    }
+  } else {
+    if (result.error == Error::timeout) ++m.stats.sa_timeouts;
+    else ++m.stats.sa_errors;
+    m.handle_failure(id, result.error);
+  }
+  m.settle();
+}
+
+void Resolver::Impl::accept(JobId id, const PathRecord& path) {
+  Job& job = jobs.at(id);
+  const JobKey jkey = job.key;
+  std::vector<RequestId> waiters = std::move(job.waiters);
+  PathKey key = jkey.by_lid ? PathKey{jkey.sgid, path.dgid, jkey.pkey} : jkey.path_key();
+  if (jkey.by_lid) destroy_job(id);
+
+  PathCache::Index i = ensure_entry(key);
+  CacheEntry& e = cache.at(i);
+  unmap_lid(e);
+  e.path = CompactPath::pack(path);
+  e.state = EntryState::valid;
+  e.produced = now();
+  e.retry_after = TimePoint{};
+  e.last_error = Error::ok;
+  e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
+  LidKey lkey{key.sgid, path.dlid, key.pkey};
+  lid_index[lkey] = key;
+  lid_failures.erase(lkey);
+  if (!waiters.empty()) cache.touch(i, now());
+  ResolveResult result = served(e);
+  if (!jkey.by_lid) destroy_job(id);
+  for (RequestId w : waiters) complete_detached(w, result);
+}
+
+void Resolver::Impl::handle_failure(JobId id, Error error) {
+  Job& job = jobs.at(id);
+  if (!port_active) {  // not the destination's fault: ask again once the port is back
+    enqueue(id, !job.waiters.empty());
+    return;
+  }
+  if (error != Error::no_record && job.attempts < policy.retry_count) {
+    ++job.attempts;
+    job.retry_wait = true;
+    job.retry_at = now() + backoff_delay(policy, job.attempts, prng);
+    retries.emplace(job.retry_at, id);
+    return;
+  }
+  give_up(id, error);
+}
+
+void Resolver::Impl::give_up(JobId id, Error error) {
+  Job& job = jobs.at(id);
+  const JobKey key = job.key;
+  std::vector<RequestId> waiters = std::move(job.waiters);
+  TimePoint until = now() + policy.negative_ttl;
+  if (key.by_lid) {
+    lid_failures[LidKey{key.sgid, key.dlid, key.pkey}] = {until, error};
+  } else if (PathCache::Index i = cache.find(key.path_key()); i != PathCache::npos) {
+    CacheEntry& e = cache.at(i);
+    e.last_error = error;
+    e.retry_after = until;
+    // A last good path stays served (SM away, lossy link) unless the SA says it has no path;
+    // a gone destination stays gone until it answers or trap 64 arrives.
+    if (e.state != EntryState::gone && (!e.has_path() || error == Error::no_record)) {
+      unmap_lid(e);
+      e.state = EntryState::failed;
+    }
+  }
+  destroy_job(id);
+  for (RequestId w : waiters) complete_detached(w, failure(error));
+}
+
+void Resolver::Impl::release_retries(TimePoint t) {
+  while (!retries.empty() && retries.top().first <= t) {
+    auto [at, id] = retries.top();
+    retries.pop();
+    auto it = jobs.find(id);
+    if (it == jobs.end() || !it->second.retry_wait || it->second.retry_at != at) continue;
+    enqueue(id, !it->second.waiters.empty());
+  }
+}
+
+void Resolver::Impl::release_revalidations(TimePoint t) {
+  const Duration interval =
+      std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1.0 / policy.revalidate_per_s));
+  while (!revalidation_schedule.empty() && next_revalidation <= t) {
+    PathKey key = revalidation_schedule.front();
+    revalidation_schedule.pop_front();
+    PathCache::Index i = cache.find(key);
+    if (i == PathCache::npos) continue;
+    CacheEntry& e = cache.at(i);
+    if (!(e.flags & CacheEntry::kScheduled)) continue;
+    e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
+    bool needs_answer = e.state == EntryState::stale || e.state == EntryState::gone ||
+                        e.state == EntryState::provisional;
+    if (e.pinned() || !needs_answer) continue;
+    e.retry_after = TimePoint{};
+    ++stats.revalidations;
+    enqueue(create_job(JobKey::for_path(key)), false);
+    // Spread: each gap is drawn from [0.5, 1.5] x the nominal interval (mean rate kept).
+    next_revalidation += prng.uniform(interval / 2, interval + interval / 2);
+  }
+}
+
+void Resolver::Impl::restart_or_drop_job(JobId id) {
+  Job& job = jobs.at(id);
+  if (job.query != 0) {
+    outbox.emplace_back(CancelCall{job.query});
+    inflight.erase(job.query);
+    job.query = 0;
+  }
+  job.attempts = 0;
+  job.retry_wait = false;
+  if (job.waiters.empty()) destroy_job(id);
+  else enqueue(id, true);
+}
+
+void Resolver::Impl::requeue_inflight() {
+  for (const auto& [query, id] : inflight) {
+    outbox.emplace_back(CancelCall{query});
+    Job& job = jobs.at(id);
+    job.query = 0;
+    enqueue(id, !job.waiters.empty());
+  }
+  inflight.clear();
+}
+
+PathCache::Index Resolver::Impl::ensure_entry(const PathKey& key) {
+  PathCache::Index i = cache.find(key);
+  if (i != PathCache::npos) return i;
+  make_room();
+  return cache.insert(key, now());
+}
+
+void Resolver::Impl::make_room() {
+  while (cache.size() >= policy.capacity) {
+    PathCache::Index victim = cache.lru_victim();
+    if (victim == PathCache::npos) return;  // everything is busy: exceed capacity for now
+    ++stats.evictions;
+    drop_entry(victim);
+  }
+}
+
+void Resolver::Impl::drop_entry(PathCache::Index i) {
+  unmap_lid(cache.at(i));
+  cache.erase(i);
+}
+
+void Resolver::Impl::unmap_lid(const CacheEntry& e) {
+  auto it = lid_index.find(LidKey{e.key.sgid, e.path.dlid, e.key.pkey});
+  if (it != lid_index.end() && it->second == e.key) lid_index.erase(it);
+}
+
+}  // namespace ibat::core

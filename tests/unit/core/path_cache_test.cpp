@@ -1,0 +1,105 @@
+// PathCache: lookup through the open-addressing index (incl. deletion), LRU order, compact
+// packing of path records and the per-entry footprint.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <unordered_set>
+
+#include "core/path_cache.h"
+
+namespace ibat::core {
+namespace {
+
+using namespace std::chrono_literals;
+
+PathKey key_of(std::uint64_t n, std::uint16_t pkey = 0xFFFF) {
+  return {Gid::from_parts(0xFE80ULL << 48, 1), Gid::from_parts(0xFE80ULL << 48, 1000 + n), Pkey{pkey}};
+}
+
+TEST(PathCache, FindsWhatWasInsertedAndNothingElse) {
+  PathCache cache;
+  TimePoint t{1s};
+  for (std::uint64_t n = 0; n < 5000; ++n) cache.insert(key_of(n), t);
+  EXPECT_EQ(cache.size(), 5000u);
+  for (std::uint64_t n = 0; n < 5000; ++n) {
+    auto i = cache.find(key_of(n));
+    ASSERT_NE(i, PathCache::npos);
+    EXPECT_EQ(cache.at(i).key, key_of(n));
+  }
+  EXPECT_EQ(cache.find(key_of(5000)), PathCache::npos);
+  EXPECT_EQ(cache.find(key_of(1, 0x7FFF)), PathCache::npos);  // P_Key is part of the key
+}
+
+TEST(PathCache, RandomInsertEraseMatchesAReferenceSet) {
+  PathCache cache;
+  std::unordered_set<std::uint64_t> reference;
+  std::mt19937_64 rng(5);
+  TimePoint t{1s};
+  for (int step = 0; step < 50'000; ++step) {
+    std::uint64_t n = rng() % 3000;
+    auto i = cache.find(key_of(n));
+    ASSERT_EQ(i != PathCache::npos, reference.contains(n)) << "step " << step;
+    if (i == PathCache::npos) {
+      cache.insert(key_of(n), t);
+      reference.insert(n);
+    } else {
+      cache.erase(i);
+      reference.erase(n);
+    }
+  }
+  EXPECT_EQ(cache.size(), reference.size());
+  for (std::uint64_t n = 0; n < 3000; ++n) EXPECT_EQ(cache.find(key_of(n)) != PathCache::npos, reference.contains(n));
+}
+
+TEST(PathCache, LruVictimIsLeastRecentlyUsedAndNeverPinned) {
+  PathCache cache;
+  TimePoint t{1s};
+  auto a = cache.insert(key_of(1), t);
+  auto b = cache.insert(key_of(2), t + 1s);
+  auto c = cache.insert(key_of(3), t + 2s);
+  EXPECT_EQ(cache.lru_victim(), a);
+  cache.touch(a, t + 3s);
+  EXPECT_EQ(cache.lru_victim(), b);
+  cache.at(b).flags |= CacheEntry::kPinned;
+  EXPECT_EQ(cache.lru_victim(), c);
+  cache.at(c).flags |= CacheEntry::kPinned;
+  cache.at(a).flags |= CacheEntry::kPinned;
+  EXPECT_EQ(cache.lru_victim(), PathCache::npos);
+}
+
+TEST(PathCache, CompactPathRoundTripsEveryField) {
+  PathRecord p;
+  p.service_id = 0x0123'4567'89AB'CDEFULL;
+  p.dgid = Gid::from_parts(1, 2);
+  p.sgid = Gid::from_parts(3, 4);
+  p.pkey = Pkey{0x8001};
+  p.dlid = Lid{0xBFFF};
+  p.slid = Lid{7};
+  p.raw_traffic = true;
+  p.flow_label = 0xFFFFF;
+  p.hop_limit = 255;
+  p.tclass = 0xAB;
+  p.reversible = true;
+  p.numb_path = 127;
+  p.qos_class = 0xFFF;
+  p.sl = 15;
+  p.mtu_selector = 3;
+  p.mtu = 5;
+  p.rate_selector = 1;
+  p.rate = 22;
+  p.pkt_life_selector = 2;
+  p.pkt_life = 63;
+  p.preference = 9;
+  PathKey key{p.sgid, p.dgid, p.pkey};
+  EXPECT_EQ(CompactPath::pack(p).unpack(key), p);
+}
+
+TEST(PathCache, EntryIsCompact) {
+  EXPECT_LE(sizeof(CacheEntry), 104u);
+  PathCache cache;
+  for (std::uint64_t n = 0; n < 100'000; ++n) cache.insert(key_of(n), TimePoint{});
+  EXPECT_LE(cache.memory_bytes() / cache.size(), 160u);
+}
+
+}  // namespace
+}  // namespace ibat::core
