@@ -1,0 +1,71 @@
+// Big-endian byte writer and bounds-checked reader used by every payload codec of the native
+// protocol. The reader never reads past its span: a short read sets a sticky failure instead.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace ibat::protocol {
+
+class WireWriter {
+ public:
+  explicit WireWriter(std::vector<std::uint8_t>& out) : out_(out) {}
+  void u8(std::uint8_t v) { out_.push_back(v); }
+  void u16(std::uint16_t v) {
+    u8(static_cast<std::uint8_t>(v >> 8));
+    u8(static_cast<std::uint8_t>(v));
+  }
+  void u32(std::uint32_t v) {
+    u16(static_cast<std::uint16_t>(v >> 16));
+    u16(static_cast<std::uint16_t>(v));
+  }
+  void bytes(std::span<const std::uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
+  void zeros(std::size_t n) { out_.insert(out_.end(), n, 0); }
+
+ private:
+  std::vector<std::uint8_t>& out_;
+};
+
+class WireReader {
+ public:
+  explicit WireReader(std::span<const std::uint8_t> in) : in_(in) {}
+  std::size_t remaining() const { return in_.size() - pos_; }
+  // True while every read so far had enough bytes.
+  bool ok() const { return ok_; }
+
+  std::uint8_t u8() { return take(1) ? in_[pos_ - 1] : 0; }
+  std::uint16_t u16() {
+    if (!take(2)) return 0;
+    return static_cast<std::uint16_t>((in_[pos_ - 2] << 8) | in_[pos_ - 1]);
+  }
+  std::uint32_t u32() {
+    std::uint32_t hi = u16();
+    return (hi << 16) | u16();
+  }
+  template <std::size_t N>
+  std::array<std::uint8_t, N> array() {
+    std::array<std::uint8_t, N> out{};
+    if (take(N))
+      for (std::size_t i = 0; i < N; ++i) out[i] = in_[pos_ - N + i];
+    return out;
+  }
+
+ private:
+  bool take(std::size_t n) {
+    if (!ok_ || remaining() < n) {
+      ok_ = false;
+      return false;
+    }
+    pos_ += n;
+    return true;
+  }
+
+  std::span<const std::uint8_t> in_;
+  std::size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+}  // namespace ibat::protocol
