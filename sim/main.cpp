@@ -1,0 +1,100 @@
+// ibat-sim: command line of the discrete-event scale simulator (see docs/scale.md).
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <iostream>
+
+#include "sim/analytic.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+
+int main(int argc, char** argv) {
+  using namespace ibat::sim;
+  CLI::App app{"ibat-sim: SA load and resolve latency at scale, driven by the real ibat core"};
+  Scenario sc;
+  std::string workload = "job-start";
+  std::string strategy = "ibat";
+  double latency_us = 5.0;
+  double mad_timeout_ms = 200.0;
+  double bucket_ms = 1000.0;
+  double request_timeout_s = 0.0;
+  double node_sa_rate = sc.policy.sa_rate;
+  std::uint32_t capacity = sc.policy.capacity;
+  double sm_restart_at = -1.0;
+  double sa_outage_at = -1.0;
+  bool json = false;
+  std::string csv;
+
+  app.add_option("--workload", workload, "job-start | churn | sm-restart")
+      ->check(CLI::IsMember({"job-start", "churn", "sm-restart"}));
+  app.add_option("--strategy", strategy, "per-process | flush-on-sm-change | ibat")
+      ->check(CLI::IsMember({"per-process", "flush-on-sm-change", "ibat"}));
+  app.add_option("--nodes", sc.nodes, "simulated nodes N")->check(CLI::Range(2u, 20'000u));
+  app.add_option("--ranks", sc.ranks, "ranks (processes) per node R")->check(CLI::Range(1u, 1024u));
+  app.add_option("--sa-rate", sc.sa.rate_per_s, "SA service rate, PathRecords/s")->check(CLI::PositiveNumber);
+  app.add_option("--sa-queue", sc.sa.queue_limit, "SA queue limit (requests beyond are dropped)");
+  app.add_option("--latency-us", latency_us, "one-way fabric latency, us")->check(CLI::NonNegativeNumber);
+  app.add_option("--mad-timeout-ms", mad_timeout_ms, "SaClient per-MAD timeout")->check(CLI::PositiveNumber);
+  app.add_option("--mad-retries", sc.mad_retries, "SaClient resends before reporting timeout");
+  app.add_option("--window", sc.window, "outstanding connects per rank (per node for cached strategies)")
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--node-sa-rate", node_sa_rate, "Policy::sa_rate of every node's Resolver, queries/s")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--capacity", capacity, "Policy::capacity (cache entries per node)")->check(CLI::PositiveNumber);
+  app.add_option("--request-timeout-s", request_timeout_s, "deadline of each resolve (default: Policy)");
+  app.add_option("--duration-s", sc.duration_s, "churn / sm-restart: traffic duration");
+  app.add_option("--connect-rate", sc.connects_per_rank_s, "churn / sm-restart: connects per rank per s")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--working-set", sc.working_set, "sm-restart: destinations each node keeps using")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--sm-restart-at", sm_restart_at, "SM restart time, s (sm-restart default: duration/3)");
+  app.add_option("--sa-down-s", sc.sa_down_s, "SA unavailable during the SM restart, s");
+  app.add_flag("--lid-change", sc.lid_change, "the restarted SM assigns new LIDs");
+  app.add_option("--sa-outage-at", sa_outage_at, "SA unavailable from this time, s (no SM change)");
+  app.add_option("--sa-outage-s", sc.sa_outage_s, "length of that outage, s");
+  app.add_option("--seed", sc.seed, "random seed");
+  app.add_option("--bucket-ms", bucket_ms, "time-series bucket width")->check(CLI::PositiveNumber);
+  app.add_option("--max-exact-queries", sc.max_exact_queries,
+                 "per-process job-start above this many SA queries is computed in closed form");
+  app.add_flag("--analytic", sc.force_analytic, "per-process job-start: closed form even when small");
+  app.add_flag("--json", json, "print one JSON object");
+  app.add_option("--csv", csv, "write the time series to FILE");
+  CLI11_PARSE(app, argc, argv);
+
+  sc.workload = *workload_from_string(workload);  // checked by IsMember above
+  sc.strategy = *strategy_from_string(strategy);
+  sc.sa.latency_ns = std::llround(latency_us * 1e3);
+  sc.mad_timeout_ns = std::llround(mad_timeout_ms * 1e6);
+  sc.bucket_ns = std::llround(bucket_ms * 1e6);
+  sc.policy.sa_rate = node_sa_rate;
+  sc.policy.capacity = capacity;
+  if (request_timeout_s > 0) {
+    sc.request_timeout = std::chrono::duration_cast<ibat::core::Duration>(
+        std::chrono::duration<double>(request_timeout_s));
+  }
+  if (sm_restart_at >= 0) sc.sm_restart_at_s = sm_restart_at;
+  if (sa_outage_at >= 0) sc.sa_outage_at_s = sa_outage_at;
+  if (const std::string err = sc.policy.validate(); !err.empty()) {
+    std::cerr << "ibat-sim: bad policy: " << err << '\n';
+    return 2;
+  }
+
+  RunResult result;
+  if (needs_closed_form(sc)) {
+    result = per_process_job_start(sc);
+    if (!csv.empty()) std::cerr << "ibat-sim: closed form has no time series; --csv ignored\n";
+  } else {
+    Simulator sim(sc);
+    result = sim.run();
+    if (!csv.empty() && !sim.series().write_csv(csv)) {
+      std::cerr << "ibat-sim: cannot write " << csv << '\n';
+      return 1;
+    }
+  }
+  if (json) {
+    std::cout << to_json(sc, result).dump() << '\n';
+  } else {
+    std::cout << summary_line(sc, result) << '\n';
+  }
+  return 0;
+}

@@ -1,0 +1,38 @@
+// Names of workloads and strategies as the CLI and the JSON output spell them.
+#include "sim/scenario.h"
+
+namespace ibat::sim {
+
+std::optional<Workload> workload_from_string(std::string_view s) {
+  if (s == "job-start") return Workload::job_start;
+  if (s == "churn") return Workload::churn;
+  if (s == "sm-restart") return Workload::sm_restart;
+  return std::nullopt;
+}
+
+std::optional<Strategy> strategy_from_string(std::string_view s) {
+  if (s == "per-process") return Strategy::per_process;
+  if (s == "flush-on-sm-change") return Strategy::flush_on_sm_change;
+  if (s == "ibat") return Strategy::ibat;
+  return std::nullopt;
+}
+
+std::string_view to_string(Workload w) {
+  switch (w) {
+    case Workload::job_start: return "job-start";
+    case Workload::churn: return "churn";
+    case Workload::sm_restart: return "sm-restart";
+  }
+  return "?";
+}
+
+std::string_view to_string(Strategy s) {
+  switch (s) {
+    case Strategy::per_process: return "per-process";
+    case Strategy::flush_on_sm_change: return "flush-on-sm-change";
+    case Strategy::ibat: return "ibat";
+  }
+  return "?";
+}
+
+}  // namespace ibat::sim

@@ -1,0 +1,81 @@
+// What to simulate (workload, strategy, fabric and SA parameters) and what a run measured.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/policy.h"
+#include "sim/sa_model.h"
+
+namespace ibat::sim {
+
+enum class Workload : std::uint8_t { job_start, churn, sm_restart };
+enum class Strategy : std::uint8_t { per_process, flush_on_sm_change, ibat };
+
+std::optional<Workload> workload_from_string(std::string_view s);
+std::optional<Strategy> strategy_from_string(std::string_view s);
+std::string_view to_string(Workload w);
+std::string_view to_string(Strategy s);
+
+struct Scenario {
+  Workload workload = Workload::job_start;
+  Strategy strategy = Strategy::ibat;
+  std::uint32_t nodes = 16;
+  std::uint32_t ranks = 4;
+  std::uint64_t seed = 1;
+  SaOptions sa;
+  // The fabric-side SaClient (src/fabric): per-MAD timeout and resends before `timeout` is
+  // reported to the Resolver (or, for per-process, to the rank).
+  std::int64_t mad_timeout_ns = 200'000'000;
+  std::uint32_t mad_retries = 3;
+  // Outstanding connects per rank (per node for the cached strategies, whose ranks run in lockstep).
+  std::uint32_t window = 64;
+  core::Policy policy;  // of every node's Resolver
+  std::optional<core::Duration> request_timeout;  // of each resolve; default Policy::request_timeout
+
+  // churn and sm-restart: steady traffic until `duration_s`.
+  double duration_s = 60.0;
+  double connects_per_rank_s = 1.0;  // churn: Poisson rate; sm-restart: one connect per period
+  std::uint32_t working_set = 64;    // sm-restart: destinations each node keeps using
+  // SM restart (sm-restart workload, or any workload when sm_restart_at_s is set): the SA is gone
+  // for sa_down_s, then every node sees the SM change (and new LIDs when lid_change).
+  std::optional<double> sm_restart_at_s;
+  double sa_down_s = 2.0;
+  bool lid_change = false;
+  // SA unavailable window without an SM change.
+  std::optional<double> sa_outage_at_s;
+  double sa_outage_s = 0.0;
+
+  std::int64_t bucket_ns = 1'000'000'000;
+  // per-process job-start beyond this many SA queries is computed in closed form.
+  std::uint64_t max_exact_queries = 50'000'000;
+  bool force_analytic = false;
+};
+
+struct RunResult {
+  bool analytic = false;
+  std::uint64_t requests = 0;      // resolve requests (connects) issued by ranks
+  std::uint64_t sa_queries = 0;    // queries reaching the SA, every MAD attempt counted
+  std::uint64_t sa_served = 0;
+  std::uint64_t sa_dropped = 0;
+  double sa_peak_qps = 0;
+  std::uint64_t failures = 0;      // requests completed with an error
+  std::uint64_t stale_lid_served = 0;  // answers carrying a LID the SM no longer uses
+  double resolve_p50_ms = 0;
+  double resolve_p99_ms = 0;
+  double resolve_max_ms = 0;
+  double completion_s = 0;         // virtual time of the last completion
+  std::uint64_t resolver_sa_queries = 0;  // sum of Resolver stats (0 for per-process)
+  std::uint64_t cache_hits = 0;
+  std::uint64_t stale_hits = 0;
+  std::uint64_t coalesced = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t revalidations = 0;
+  std::uint64_t events = 0;
+  double wall_s = 0;
+  std::string note;  // modelling remarks (e.g. what the closed form assumes)
+};
+
+}  // namespace ibat::sim

@@ -1,0 +1,338 @@
+// Discrete-event simulator driving real Resolvers: see simulator.h and docs/scale.md.
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+namespace ibat::sim {
+
+namespace {
+
+constexpr std::uint64_t kSubnetPrefix = 0xfe80000000000000ULL;
+constexpr std::uint64_t kGuidBase = 0x0002c90300000000ULL;
+constexpr std::int64_t kMinTickStepNs = 1'000;  // guard if next_wakeup() does not move past now
+
+std::int64_t seconds_to_ns(double s) { return static_cast<std::int64_t>(std::llround(s * 1e9)); }
+double ns_to_ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+}  // namespace
+
+core::Gid Simulator::gid_of(std::uint32_t node) {
+  return core::Gid::from_parts(kSubnetPrefix, kGuidBase + node + 1);
+}
+
+core::Lid Simulator::lid_of(std::uint32_t node) const {
+  const std::uint32_t lid = 1 + node + lid_epoch_ * sc_.nodes;
+  return core::Lid{static_cast<std::uint16_t>(lid)};
+}
+
+void Simulator::NodeSink::send_path_query(const core::PathQuery& query) {
+  std::uint32_t dest = UINT32_MAX;
+  if (query.dgid) {
+    dest = static_cast<std::uint32_t>(query.dgid->interface_id() - kGuidBase - 1);
+  } else if (query.dlid) {
+    dest = static_cast<std::uint32_t>(query.dlid->value - 1) % sim_.sc_.nodes;
+  }
+  sim_.send_query(node_, query.id, dest, 0);
+}
+
+void Simulator::NodeSink::cancel_query(core::QueryId id) { sim_.nodes_[node_].queries.erase(id); }
+
+Simulator::Simulator(const Scenario& scenario)
+    : sc_(scenario), series_(scenario.bucket_ns), sa_(scenario.sa, series_), rng_(scenario.seed) {
+  if (sc_.nodes < 2 || sc_.nodes > 20'000) throw std::invalid_argument("nodes must be in [2, 20000]");
+  if (sc_.ranks < 1) throw std::invalid_argument("ranks must be >= 1");
+  if (sc_.window < 1) throw std::invalid_argument("window must be >= 1");
+  working_set_ = std::min(sc_.working_set, sc_.nodes - 1);
+  if (sc_.workload != Workload::job_start) traffic_end_ns_ = seconds_to_ns(sc_.duration_s);
+  if (sc_.workload == Workload::sm_restart && !sc_.sm_restart_at_s) {
+    sc_.sm_restart_at_s = sc_.duration_s / 3;
+  }
+  if (sc_.sm_restart_at_s) {
+    const std::int64_t down = seconds_to_ns(*sc_.sm_restart_at_s);
+    const std::int64_t up = down + seconds_to_ns(sc_.sa_down_s);
+    if (up > down) sa_.add_outage(down, up);
+    queue_.push(up, EventKind::sm_changed, 0, 0);
+  }
+  if (sc_.sa_outage_at_s && sc_.sa_outage_s > 0) {
+    const std::int64_t from = seconds_to_ns(*sc_.sa_outage_at_s);
+    sa_.add_outage(from, from + seconds_to_ns(sc_.sa_outage_s));
+  }
+
+  nodes_.resize(sc_.nodes);
+  ranks_.resize(static_cast<std::size_t>(sc_.nodes) * sc_.ranks);
+  for (std::uint32_t n = 0; n < sc_.nodes; ++n) {
+    Node& node = nodes_[n];
+    if (sc_.strategy == Strategy::per_process) continue;
+    node.sink = std::make_unique<NodeSink>(*this, n);
+    node.resolver = std::make_unique<core::Resolver>(sc_.policy, clock_, *node.sink, sc_.seed + n);
+    node.resolver->on_local_port(core::LocalPort{gid_of(n), lid_of(n), lid_of(0), true});
+  }
+}
+
+Simulator::~Simulator() = default;
+
+bool Simulator::finished() const {
+  return now_ns_ >= traffic_end_ns_ && cursors_active_ == 0 && slots_in_use_ == 0;
+}
+
+RunResult Simulator::run() {
+  const auto wall_start = std::chrono::steady_clock::now();
+  start();
+  while (!queue_.empty() && !finished()) {
+    const Event e = queue_.pop();
+    now_ns_ = e.time_ns;
+    ++result_.events;
+    handle(e);
+  }
+  result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  const SaTotals& sa = sa_.totals();
+  result_.sa_queries = sa.arrived;
+  result_.sa_served = sa.served;
+  result_.sa_dropped = sa.dropped;
+  result_.sa_peak_qps = series_.peak_sa_qps();
+  result_.resolve_p50_ms = ns_to_ms(latency_.quantile(0.50));
+  result_.resolve_p99_ms = ns_to_ms(latency_.quantile(0.99));
+  result_.resolve_max_ms = ns_to_ms(latency_.max());
+  for (const Node& node : nodes_) {
+    if (!node.resolver) continue;
+    const core::Stats st = node.resolver->stats();
+    result_.resolver_sa_queries += st.sa_queries;
+    result_.cache_hits += st.cache_hits;
+    result_.stale_hits += st.stale_hits;
+    result_.coalesced += st.coalesced;
+    result_.evictions += st.evictions;
+    result_.revalidations += st.revalidations;
+  }
+  return result_;
+}
+
+void Simulator::start() {
+  const bool cached = sc_.strategy != Strategy::per_process;
+  if (sc_.workload == Workload::job_start) {
+    if (cached) {
+      cursors_active_ = sc_.nodes;
+      for (std::uint32_t n = 0; n < sc_.nodes; ++n) after_call(n);  // pumps, then schedules the tick
+      result_.note = "ranks of a node run in lockstep: the R*R connects of one (node, destination) "
+                     "are one Resolver::resolve counted with weight R*R";
+    } else {
+      cursors_active_ = ranks_.size();
+      for (std::uint32_t r = 0; r < ranks_.size(); ++r) pump_rank(r);
+    }
+    return;
+  }
+  const double period_s = 1.0 / sc_.connects_per_rank_s;
+  std::uniform_real_distribution<double> phase(0.0, period_s);
+  for (std::uint32_t r = 0; r < ranks_.size(); ++r) {
+    queue_.push(seconds_to_ns(phase(rng_)), EventKind::rank_step, 0, r);
+  }
+}
+
+void Simulator::handle(const Event& e) {
+  switch (e.kind) {
+    case EventKind::tick: {
+      Node& node = nodes_[e.node];
+      if (node.wake_at != e.time_ns) return;  // superseded by an earlier wake-up
+      node.wake_at = -1;
+      node.resolver->tick();
+      after_call(e.node);
+      return;
+    }
+    case EventKind::query_answer: answer(e.node, e.arg, false); return;
+    case EventKind::query_timeout: answer(e.node, e.arg, true); return;
+    case EventKind::rank_step: rank_step(static_cast<std::uint32_t>(e.arg)); return;
+    case EventKind::sm_changed: sm_changed(); return;
+  }
+}
+
+// After any call into a node's Resolver: issue more job-start connects and keep exactly one
+// tick scheduled at its next_wakeup().
+void Simulator::after_call(std::uint32_t n) {
+  Node& node = nodes_[n];
+  if (sc_.workload == Workload::job_start) pump_node(n);
+  const auto wake = node.resolver->next_wakeup();
+  if (!wake) return;
+  std::int64_t t = wake->time_since_epoch().count();
+  if (t <= now_ns_) t = now_ns_ + kMinTickStepNs;
+  if (node.wake_at < 0 || t < node.wake_at) {
+    node.wake_at = t;
+    queue_.push(t, EventKind::tick, n, 0);
+  }
+}
+
+// job-start, cached strategies: the node resolves destination nodes node+1, node+2, ... with at
+// most `window` outstanding; each resolve stands for the R*R connects of its ranks to that node.
+void Simulator::pump_node(std::uint32_t n) {
+  Node& node = nodes_[n];
+  while (node.next_offset < sc_.nodes && node.outstanding < sc_.window) {
+    const std::uint32_t dest = (n + node.next_offset) % sc_.nodes;
+    if (++node.next_offset == sc_.nodes) --cursors_active_;
+    issue(n, dest, sc_.ranks * sc_.ranks, kNoRank);
+  }
+}
+
+// job-start, per-process: rank connects to every rank of node+1, node+2, ... one SA query each,
+// at most `window` outstanding.
+void Simulator::pump_rank(std::uint32_t r) {
+  Rank& rank = ranks_[r];
+  const std::uint32_t n = r / sc_.ranks;
+  const std::uint32_t total = sc_.ranks * (sc_.nodes - 1);
+  while (rank.cursor < total && rank.outstanding < sc_.window) {
+    const std::uint32_t dest = (n + 1 + rank.cursor / sc_.ranks) % sc_.nodes;
+    if (++rank.cursor == total) --cursors_active_;
+    issue(n, dest, 1, r);
+  }
+}
+
+std::uint32_t Simulator::working_set_dest(std::uint32_t n, std::uint32_t index) const {
+  const std::uint32_t stride = (sc_.nodes - 1) / working_set_;
+  return (n + 1 + index * stride) % sc_.nodes;
+}
+
+// churn / sm-restart traffic: one connect per step, then the next step of this rank.
+void Simulator::rank_step(std::uint32_t r) {
+  if (now_ns_ >= traffic_end_ns_) return;
+  Rank& rank = ranks_[r];
+  const std::uint32_t n = r / sc_.ranks;
+  std::uint32_t dest = 0;
+  std::int64_t next_ns = 0;
+  if (sc_.workload == Workload::sm_restart) {
+    dest = working_set_dest(n, (r % sc_.ranks + rank.steps * sc_.ranks) % working_set_);
+    next_ns = now_ns_ + seconds_to_ns(1.0 / sc_.connects_per_rank_s);
+  } else {
+    std::uniform_int_distribution<std::uint32_t> pick(1, sc_.nodes - 1);
+    dest = (n + pick(rng_)) % sc_.nodes;
+    std::exponential_distribution<double> gap(sc_.connects_per_rank_s);
+    next_ns = now_ns_ + std::max<std::int64_t>(1, seconds_to_ns(gap(rng_)));
+  }
+  ++rank.steps;
+  if (next_ns < traffic_end_ns_) queue_.push(next_ns, EventKind::rank_step, 0, r);
+  issue(n, dest, 1, r);
+  if (nodes_[n].resolver) after_call(n);
+}
+
+void Simulator::issue(std::uint32_t n, std::uint32_t dest, std::uint32_t weight, std::uint32_t rank) {
+  Node& node = nodes_[n];
+  std::uint32_t slot = 0;
+  if (node.free_slots.empty()) {
+    slot = static_cast<std::uint32_t>(node.slots.size());
+    node.slots.emplace_back();
+  } else {
+    slot = node.free_slots.back();
+    node.free_slots.pop_back();
+  }
+  node.slots[slot] = Slot{now_ns_, dest, weight, rank};
+  ++node.outstanding;
+  ++slots_in_use_;
+  if (rank != kNoRank) ++ranks_[rank].outstanding;
+  result_.requests += weight;
+
+  if (!node.resolver) {
+    send_query(n, node.next_query_id++, dest, slot);
+    return;
+  }
+  core::ResolveRequest request;
+  request.target = gid_of(dest);
+  request.timeout = sc_.request_timeout;
+  node.resolver->resolve(request, [this, n, slot](core::RequestId, const core::ResolveResult& r) {
+    complete(n, slot, r.error, r.path.dlid);
+  });
+}
+
+void Simulator::complete(std::uint32_t n, std::uint32_t slot, core::Error error, core::Lid dlid) {
+  Node& node = nodes_[n];
+  const Slot s = node.slots[slot];
+  node.free_slots.push_back(slot);
+  --node.outstanding;
+  --slots_in_use_;
+  const bool ok = error == core::Error::ok;
+  latency_.add(now_ns_ - s.issued_ns, s.weight);
+  series_.add_completions(now_ns_, ok ? s.weight : 0, ok ? 0 : s.weight);
+  if (!ok) result_.failures += s.weight;
+  if (ok && dlid != lid_of(s.dest)) result_.stale_lid_served += s.weight;
+  result_.completion_s = static_cast<double>(now_ns_) / 1e9;
+  if (s.rank != kNoRank) {
+    --ranks_[s.rank].outstanding;
+    if (sc_.workload == Workload::job_start) pump_rank(s.rank);
+  }
+}
+
+void Simulator::send_query(std::uint32_t n, core::QueryId id, std::uint32_t dest, std::uint32_t slot) {
+  nodes_[n].queries[id] = PendingQuery{dest, sc_.mad_retries, slot};
+  attempt(n, id);
+}
+
+// One MAD attempt: either its answer arrives within the MAD timeout, or the timeout fires first.
+void Simulator::attempt(std::uint32_t n, core::QueryId id) {
+  const auto answer_at = sa_.submit(now_ns_);
+  if (answer_at && *answer_at - now_ns_ <= sc_.mad_timeout_ns) {
+    queue_.push(*answer_at, EventKind::query_answer, n, id);
+  } else {
+    queue_.push(now_ns_ + sc_.mad_timeout_ns, EventKind::query_timeout, n, id);
+  }
+}
+
+void Simulator::answer(std::uint32_t n, core::QueryId id, bool timed_out) {
+  Node& node = nodes_[n];
+  const auto it = node.queries.find(id);
+  if (it == node.queries.end()) return;  // cancelled by the Resolver
+  if (timed_out && it->second.tries_left > 0) {
+    --it->second.tries_left;
+    attempt(n, id);
+    return;
+  }
+  const PendingQuery q = it->second;
+  node.queries.erase(it);
+  core::QueryResult result;
+  if (timed_out) {
+    result.error = core::Error::timeout;
+  } else {
+    result.path = path_between(n, q.dest);
+  }
+  if (!node.resolver) {
+    complete(n, q.slot, result.error, result.path.dlid);
+    return;
+  }
+  node.resolver->on_query_result(id, result);
+  after_call(n);
+}
+
+core::PathRecord Simulator::path_between(std::uint32_t n, std::uint32_t dest) const {
+  core::PathRecord p;
+  p.sgid = gid_of(n);
+  p.dgid = gid_of(dest);
+  p.slid = lid_of(n);
+  p.dlid = lid_of(dest);
+  p.pkey = sc_.policy.default_pkey;
+  p.reversible = true;
+  p.numb_path = 1;
+  p.mtu_selector = 2;
+  p.mtu = 5;  // 4096
+  p.rate_selector = 2;
+  p.rate = 16;  // 100 Gb/s
+  p.pkt_life_selector = 2;
+  p.pkt_life = 18;
+  p.hop_limit = 0;
+  return p;
+}
+
+// The restarted SM has swept: LIDs may have moved; every node's port monitor reports it.
+void Simulator::sm_changed() {
+  if (sc_.lid_change) lid_epoch_ = 1;
+  for (std::uint32_t n = 0; n < sc_.nodes; ++n) {
+    Node& node = nodes_[n];
+    if (!node.resolver) continue;
+    if (sc_.lid_change) node.resolver->on_local_port(core::LocalPort{gid_of(n), lid_of(n), lid_of(0), true});
+    if (sc_.strategy == Strategy::flush_on_sm_change) {
+      node.resolver->flush_all();
+    } else {
+      node.resolver->on_sm_changed();
+    }
+    after_call(n);
+  }
+}
+
+}  // namespace ibat::sim

@@ -1,0 +1,122 @@
+// The discrete-event scale simulator: one real core::Resolver per simulated node (or, for the
+// per-process strategy, ranks querying the SA themselves), an SA server model, the fabric-side
+// MAD timeout/retry of the SaClient, and the workloads of issue 6, all on one virtual clock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/query_sink.h"
+#include "core/resolver.h"
+#include "sim/event_queue.h"
+#include "sim/latency_histogram.h"
+#include "sim/sa_model.h"
+#include "sim/scenario.h"
+#include "sim/time_series.h"
+
+namespace ibat::sim {
+
+class Simulator {
+ public:
+  explicit Simulator(const Scenario& scenario);
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  // Runs the scenario to completion (every request completed, traffic window over).
+  RunResult run();
+  const TimeSeries& series() const { return series_; }
+
+  // Identities on the simulated subnet, shared by the tests.
+  static core::Gid gid_of(std::uint32_t node);
+  core::Lid lid_of(std::uint32_t node) const;
+
+ private:
+  class SimClock final : public core::Clock {
+   public:
+    explicit SimClock(const std::int64_t& now_ns) : now_ns_(now_ns) {}
+    core::TimePoint now() const override { return core::TimePoint(core::Duration(now_ns_)); }
+
+   private:
+    const std::int64_t& now_ns_;
+  };
+  class NodeSink final : public core::QuerySink {
+   public:
+    NodeSink(Simulator& sim, std::uint32_t node) : sim_(sim), node_(node) {}
+    void send_path_query(const core::PathQuery& query) override;
+    void cancel_query(core::QueryId id) override;
+
+   private:
+    Simulator& sim_;
+    std::uint32_t node_;
+  };
+  // A query between the node and the SA, as the fabric SaClient tracks it.
+  struct PendingQuery {
+    std::uint32_t dest = 0;
+    std::uint32_t tries_left = 0;
+    std::uint32_t slot = 0;  // per-process: the connect waiting for it
+  };
+  // A connect (resolve request) in progress; `weight` connects complete together.
+  struct Slot {
+    std::int64_t issued_ns = 0;
+    std::uint32_t dest = 0;
+    std::uint32_t weight = 1;
+    std::uint32_t rank = 0;  // global rank index, or kNoRank
+  };
+  struct Node {
+    std::unique_ptr<NodeSink> sink;
+    std::unique_ptr<core::Resolver> resolver;  // null for per-process
+    std::int64_t wake_at = -1;
+    std::uint32_t next_offset = 1;  // job-start, cached strategies: next destination (node + offset)
+    std::uint32_t outstanding = 0;
+    std::vector<Slot> slots;
+    std::vector<std::uint32_t> free_slots;
+    std::unordered_map<core::QueryId, PendingQuery> queries;
+    core::QueryId next_query_id = 1;  // per-process
+  };
+  struct Rank {
+    std::uint32_t cursor = 0;  // per-process job-start: connects issued so far
+    std::uint32_t outstanding = 0;
+    std::uint32_t steps = 0;   // traffic workloads: connects issued so far
+  };
+  static constexpr std::uint32_t kNoRank = UINT32_MAX;
+
+  void start();
+  void handle(const Event& e);
+  void after_call(std::uint32_t node);
+  void pump_node(std::uint32_t node);
+  void pump_rank(std::uint32_t rank);
+  void rank_step(std::uint32_t rank);
+  void issue(std::uint32_t node, std::uint32_t dest, std::uint32_t weight, std::uint32_t rank);
+  void complete(std::uint32_t node, std::uint32_t slot, core::Error error, core::Lid dlid);
+  void send_query(std::uint32_t node, core::QueryId id, std::uint32_t dest, std::uint32_t slot);
+  void attempt(std::uint32_t node, core::QueryId id);
+  void answer(std::uint32_t node, core::QueryId id, bool timed_out);
+  void sm_changed();
+  core::PathRecord path_between(std::uint32_t node, std::uint32_t dest) const;
+  std::uint32_t working_set_dest(std::uint32_t node, std::uint32_t index) const;
+  bool finished() const;
+
+  Scenario sc_;
+  std::int64_t now_ns_ = 0;
+  SimClock clock_{now_ns_};
+  TimeSeries series_;
+  SaModel sa_;
+  EventQueue queue_;
+  std::vector<Node> nodes_;
+  std::vector<Rank> ranks_;
+  std::mt19937_64 rng_;
+  LatencyHistogram latency_;
+  std::uint32_t lid_epoch_ = 0;
+  std::uint32_t working_set_ = 0;
+  std::int64_t traffic_end_ns_ = 0;
+  std::uint64_t cursors_active_ = 0;   // job-start: nodes/ranks with connects left to issue
+  std::uint64_t slots_in_use_ = 0;
+  RunResult result_;
+};
+
+}  // namespace ibat::sim

@@ -1,0 +1,36 @@
+// Time series of SA load and completions: see time_series.h.
+#include "sim/time_series.h"
+
+#include <algorithm>
+#include <fstream>
+
+namespace ibat::sim {
+
+TimeSeries::Bucket& TimeSeries::at(std::int64_t t_ns) {
+  const auto index = static_cast<std::size_t>(std::max<std::int64_t>(0, t_ns) / bucket_ns_);
+  if (index >= buckets_.size()) buckets_.resize(index + 1);
+  return buckets_[index];
+}
+
+double TimeSeries::peak_sa_qps() const {
+  std::uint64_t peak = 0;
+  for (const auto& b : buckets_) peak = std::max(peak, b.sa_arrivals);
+  return static_cast<double>(peak) * 1e9 / static_cast<double>(bucket_ns_);
+}
+
+bool TimeSeries::write_csv(const std::string& path) const {
+  std::ofstream out(path);
+  if (!out) return false;
+  const double per_s = 1e9 / static_cast<double>(bucket_ns_);
+  out << "time_s,sa_qps,sa_served_qps,sa_dropped,completions,failures\n";
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    const Bucket& b = buckets_[i];
+    out << static_cast<double>(i) * static_cast<double>(bucket_ns_) / 1e9 << ','
+        << static_cast<double>(b.sa_arrivals) * per_s << ','
+        << static_cast<double>(b.sa_served) * per_s << ',' << b.sa_dropped << ','
+        << b.completions << ',' << b.failures << '\n';
+  }
+  return static_cast<bool>(out);
+}
+
+}  // namespace ibat::sim

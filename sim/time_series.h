@@ -1,0 +1,43 @@
+// Per-bucket counters over virtual time (SA arrivals, answers, drops, client completions and
+// failures), written by --csv and used for the peak SA query rate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ibat::sim {
+
+class TimeSeries {
+ public:
+  explicit TimeSeries(std::int64_t bucket_ns) : bucket_ns_(bucket_ns) {}
+
+  void add_sa_arrival(std::int64_t t_ns) { at(t_ns).sa_arrivals++; }
+  void add_sa_served(std::int64_t t_ns) { at(t_ns).sa_served++; }
+  void add_sa_drop(std::int64_t t_ns) { at(t_ns).sa_dropped++; }
+  void add_completions(std::int64_t t_ns, std::uint64_t ok, std::uint64_t failed) {
+    Bucket& b = at(t_ns);
+    b.completions += ok;
+    b.failures += failed;
+  }
+
+  // Highest SA arrival rate over any bucket, in queries per second.
+  double peak_sa_qps() const;
+  // Writes "time_s,sa_qps,sa_served_qps,sa_dropped,completions,failures" rows. False on I/O error.
+  bool write_csv(const std::string& path) const;
+
+ private:
+  struct Bucket {
+    std::uint64_t sa_arrivals = 0;
+    std::uint64_t sa_served = 0;
+    std::uint64_t sa_dropped = 0;
+    std::uint64_t completions = 0;
+    std::uint64_t failures = 0;
+  };
+  Bucket& at(std::int64_t t_ns);
+
+  std::int64_t bucket_ns_;
+  std::vector<Bucket> buckets_;
+};
+
+}  // namespace ibat::sim
