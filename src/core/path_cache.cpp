@@ -65,14 +65,43 @@ PathRecord CompactPath::unpack(const PathKey& key) const {
   return p;
 }
 
-PathCache::PathCache() : slots_(16, npos) {}
+namespace {
+
+std::size_t lid_key_hash(const Gid& sgid, Lid dlid, Pkey pkey) {
+  std::uint64_t s1;
+  std::memcpy(&s1, sgid.raw.data() + 8, 8);
+  std::uint64_t h = (s1 ^ (std::uint64_t{dlid.value} << 16 | pkey.value)) * 0x9E3779B97F4A7C15ULL;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  h ^= h >> 32;
+  return static_cast<std::size_t>(h);
+}
+
+}  // namespace
+
+std::size_t PathCache::key_hash(Index i) const { return hash_value(at(i).key); }
+
+std::size_t PathCache::lid_hash(Index i) const {
+  const CacheEntry& e = at(i);
+  return lid_key_hash(e.key.sgid, e.path.dlid, e.key.pkey);
+}
 
 PathCache::Index PathCache::find(const PathKey& key) const {
-  std::size_t mask = slots_.size() - 1;
+  std::size_t mask = by_key_.slots.size() - 1;
   for (std::size_t s = hash_value(key) & mask;; s = (s + 1) & mask) {
-    Index i = slots_[s];
+    Index i = by_key_.slots[s];
     if (i == npos) return npos;
     if (at(i).key == key) return i;
+  }
+}
+
+PathCache::Index PathCache::find_by_lid(const Gid& sgid, Lid dlid, Pkey pkey) const {
+  std::size_t mask = by_lid_.slots.size() - 1;
+  for (std::size_t s = lid_key_hash(sgid, dlid, pkey) & mask;; s = (s + 1) & mask) {
+    Index i = by_lid_.slots[s];
+    if (i == npos) return npos;
+    const CacheEntry& e = at(i);
+    if (e.path.dlid == dlid && e.key.sgid == sgid && e.key.pkey == pkey) return i;
   }
 }
 
@@ -87,7 +116,6 @@ PathCache::Index PathCache::allocate() {
 }
 
 PathCache::Index PathCache::insert(const PathKey& key, TimePoint now) {
-  if ((size_ + 1) * 4 > slots_.size() * 3) grow_index();
   Index i = allocate();
   CacheEntry& e = at(i);
   e = CacheEntry{};
@@ -95,17 +123,34 @@ PathCache::Index PathCache::insert(const PathKey& key, TimePoint now) {
   e.produced = now;
   e.used = now;
   ++size_;
-  index_insert(i);
+  slot_insert(by_key_, i, &PathCache::key_hash);
   link_front(i);
   return i;
 }
 
 void PathCache::erase(Index i) {
-  index_erase(i);
+  unindex_lid(i);
+  slot_erase(by_key_, i, &PathCache::key_hash);
   unlink(i);
   at(i).lru_next = free_;
   free_ = i;
   --size_;
+}
+
+void PathCache::index_lid(Index i) {
+  CacheEntry& e = at(i);
+  if (e.flags & CacheEntry::kLidIndexed) return;
+  Index other = find_by_lid(e.key.sgid, e.path.dlid, e.key.pkey);
+  if (other != npos) unindex_lid(other);
+  slot_insert(by_lid_, i, &PathCache::lid_hash);
+  e.flags |= CacheEntry::kLidIndexed;
+}
+
+void PathCache::unindex_lid(Index i) {
+  CacheEntry& e = at(i);
+  if (!(e.flags & CacheEntry::kLidIndexed)) return;
+  slot_erase(by_lid_, i, &PathCache::lid_hash);
+  e.flags &= static_cast<std::uint8_t>(~CacheEntry::kLidIndexed);
 }
 
 void PathCache::touch(Index i, TimePoint now) {
@@ -122,7 +167,8 @@ PathCache::Index PathCache::lru_victim() const {
 }
 
 std::size_t PathCache::memory_bytes() const {
-  return chunks_.size() * kChunkSize * sizeof(CacheEntry) + slots_.capacity() * sizeof(Index) +
+  return chunks_.size() * kChunkSize * sizeof(CacheEntry) +
+         (by_key_.slots.capacity() + by_lid_.slots.capacity()) * sizeof(Index) +
          chunks_.capacity() * sizeof(chunks_[0]);
 }
 
@@ -141,37 +187,38 @@ void PathCache::unlink(Index i) {
   if (e.lru_next != npos) at(e.lru_next).lru_prev = e.lru_prev; else tail_ = e.lru_prev;
 }
 
-void PathCache::grow_index() {
-  std::vector<Index> old;
-  old.swap(slots_);
-  slots_.assign(old.size() * 2, npos);
-  for (Index i : old)
-    if (i != npos) index_insert(i);
-}
-
-void PathCache::index_insert(Index i) {
-  std::size_t mask = slots_.size() - 1;
-  std::size_t s = hash_value(at(i).key) & mask;
-  while (slots_[s] != npos) s = (s + 1) & mask;
-  slots_[s] = i;
+void PathCache::slot_insert(SlotTable& t, Index i, HashOf hash) {
+  if ((t.count + 1) * 4 > t.slots.size() * 3) {  // keep the load factor <= 3/4
+    std::vector<Index> old(t.slots.size() * 2, npos);
+    old.swap(t.slots);
+    t.count = 0;
+    for (Index j : old)
+      if (j != npos) slot_insert(t, j, hash);
+  }
+  std::size_t mask = t.slots.size() - 1;
+  std::size_t s = (this->*hash)(i) & mask;
+  while (t.slots[s] != npos) s = (s + 1) & mask;
+  t.slots[s] = i;
+  ++t.count;
 }
 
 // Backward-shift deletion keeps linear probing free of tombstones.
-void PathCache::index_erase(Index i) {
-  std::size_t mask = slots_.size() - 1;
-  std::size_t s = hash_value(at(i).key) & mask;
-  while (slots_[s] != i) s = (s + 1) & mask;
+void PathCache::slot_erase(SlotTable& t, Index i, HashOf hash) {
+  std::size_t mask = t.slots.size() - 1;
+  std::size_t s = (this->*hash)(i) & mask;
+  while (t.slots[s] != i) s = (s + 1) & mask;
   std::size_t hole = s;
-  for (std::size_t j = (hole + 1) & mask; slots_[j] != npos; j = (j + 1) & mask) {
-    std::size_t home = hash_value(at(slots_[j]).key) & mask;
-    // Move slots_[j] into the hole if its home is not cyclically within (hole, j].
+  for (std::size_t j = (hole + 1) & mask; t.slots[j] != npos; j = (j + 1) & mask) {
+    std::size_t home = (this->*hash)(t.slots[j]) & mask;
+    // Move slots[j] into the hole unless its home lies cyclically within (hole, j].
     bool home_in_range = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
     if (!home_in_range) {
-      slots_[hole] = slots_[j];
+      t.slots[hole] = t.slots[j];
       hole = j;
     }
   }
-  slots_[hole] = npos;
+  t.slots[hole] = npos;
+  --t.count;
 }
 
 }  // namespace ibat::core

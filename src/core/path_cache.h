@@ -1,7 +1,8 @@
 // PathCache: compact store of path entries keyed by (local GID, DGID, P_Key).
-// Entries live in fixed-size chunks (stable indices, no per-entry allocation), are found through an
-// open-addressing hash index of 32-bit slots, and are linked in an LRU list. Roughly 115 bytes per
-// entry including the index (bench/ measures it). Policy (what to evict, states) is the Resolver's.
+// Entries live in fixed-size chunks (stable indices, no per-entry allocation), are found through
+// open-addressing hash indexes of 32-bit slots (by key, and by (local GID, DLID, P_Key) for
+// resolve-by-LID), and are linked in an LRU list. About 125 bytes per entry including both
+// indexes (bench/ measures it). Policy (what to evict, states) is the Resolver's.
 #pragma once
 
 #include <cstddef>
@@ -47,6 +48,7 @@ struct CompactPath {
 struct CacheEntry {
   static constexpr std::uint8_t kPinned = 1;     // a query job exists: never evicted
   static constexpr std::uint8_t kScheduled = 2;  // waiting in the revalidation schedule
+  static constexpr std::uint8_t kLidIndexed = 4; // findable by its path's DLID
 
   TimePoint produced{};     // when the SA (or ARP) produced the path
   TimePoint used{};         // last served or requested
@@ -70,15 +72,20 @@ class PathCache {
   using Index = std::uint32_t;
   static constexpr Index npos = UINT32_MAX;
 
-  PathCache();
-
   Index find(const PathKey& key) const;
   CacheEntry& at(Index i) { return chunks_[i >> kChunkBits][i & kChunkMask]; }
   const CacheEntry& at(Index i) const { return chunks_[i >> kChunkBits][i & kChunkMask]; }
 
+  // The entry indexed under (sgid, dlid, pkey), or npos.
+  Index find_by_lid(const Gid& sgid, Lid dlid, Pkey pkey) const;
+
   // Inserts a new entry (state resolving) at the most recently used end. Key must be absent.
   Index insert(const PathKey& key, TimePoint now);
   void erase(Index i);
+  // Indexes the entry under its path's DLID, replacing any other entry indexed there. The path's
+  // DLID must not change while indexed: unindex first.
+  void index_lid(Index i);
+  void unindex_lid(Index i);
   // Marks the entry used now and moves it to the most recently used end.
   void touch(Index i, TimePoint now);
   // Least recently used entry that is not pinned, or npos.
@@ -99,15 +106,25 @@ class PathCache {
   static constexpr Index kChunkSize = Index{1} << kChunkBits;
   static constexpr Index kChunkMask = kChunkSize - 1;
 
+  // Open addressing with linear probing over entry indices; npos = empty. The hash of a slot is
+  // recomputed from its entry, so a slot costs 4 bytes.
+  struct SlotTable {
+    std::vector<Index> slots = std::vector<Index>(16, npos);
+    std::size_t count = 0;
+  };
+  using HashOf = std::size_t (PathCache::*)(Index) const;
+  std::size_t key_hash(Index i) const;
+  std::size_t lid_hash(Index i) const;
+  void slot_insert(SlotTable& t, Index i, HashOf hash);
+  void slot_erase(SlotTable& t, Index i, HashOf hash);
+
   Index allocate();
   void link_front(Index i);
   void unlink(Index i);
-  void grow_index();
-  void index_insert(Index i);
-  void index_erase(Index i);
 
   std::vector<std::unique_ptr<CacheEntry[]>> chunks_;
-  std::vector<Index> slots_;  // open addressing, linear probing; npos = empty
+  SlotTable by_key_;
+  SlotTable by_lid_;
   std::size_t size_ = 0;
   Index next_unused_ = 0;     // first never-used slot
   Index free_ = npos;         // list of released slots

@@ -174,8 +174,10 @@ void Resolver::Impl::resolve_gid(RequestId id, Pending&& p, const PathKey& key) 
 
 void Resolver::Impl::resolve_lid(RequestId id, Pending&& p, const LidKey& key) {
   if (!p.request.force_sa) {
-    if (auto it = lid_index.find(key); it != lid_index.end())
-      return resolve_gid(id, std::move(p), it->second);
+    if (PathCache::Index i = cache.find_by_lid(key.sgid, key.dlid, key.pkey); i != PathCache::npos) {
+      const PathKey gid_key = cache.at(i).key;
+      return resolve_gid(id, std::move(p), gid_key);
+    }
     if (auto it = lid_failures.find(key); it != lid_failures.end()) {
       if (now() < it->second.until) return deliver(id, std::move(p), failure(it->second.error));
       lid_failures.erase(it);

@@ -163,7 +163,7 @@ void Resolver::Impl::flush_matching(const std::function<bool(const PathKey&)>& m
   });
   for (const PathKey& key : keys) {
     PathCache::Index i = cache.find(key);
-    unmap_lid(cache.at(i));
+    cache.unindex_lid(i);
     if (cache.at(i).pinned()) {
       JobId id = job_for(JobKey::for_path(key));
       if (!jobs.at(id).waiters.empty()) {
@@ -178,7 +178,7 @@ void Resolver::Impl::flush_matching(const std::function<bool(const PathKey&)>& m
       i = cache.find(key);
       if (i == PathCache::npos) continue;
     }
-    drop_entry(i);
+    cache.erase(i);
   }
   for (auto it = lid_failures.begin(); it != lid_failures.end();)
     it = match(PathKey{it->first.sgid, Gid{}, it->first.pkey}) ? lid_failures.erase(it) : std::next(it);
@@ -191,7 +191,6 @@ void Resolver::flush_all() {
   for (const auto& [id, job] : m.jobs)
     if (job.key.by_lid) lid_jobs.push_back(id);
   for (JobId id : lid_jobs) m.restart_or_drop_job(id);
-  m.lid_index.clear();
   m.lid_failures.clear();
   m.revalidation_schedule.clear();
   m.settle();
@@ -232,7 +231,7 @@ void Resolver::load_stale(const std::vector<CacheEntryView>& views) {
     e.produced = t - std::max(v->age, Duration::zero());
     e.used = t - std::max(v->idle, Duration::zero());
     e.flags |= CacheEntry::kScheduled;
-    m.lid_index[LidKey{key.sgid, v->path.dlid, key.pkey}] = key;
+    m.cache.index_lid(i);
     loaded.push_back(key);
   }
   if (m.revalidation_schedule.empty()) m.next_revalidation = t + m.prng.uniform(Duration::zero(), m.policy.revalidate_jitter);

@@ -115,8 +115,6 @@ struct Resolver::Impl {
   void requeue_inflight();             // port down: queries wait for the port to come back
   PathCache::Index ensure_entry(const PathKey& key);
   void make_room();
-  void drop_entry(PathCache::Index i);
-  void unmap_lid(const CacheEntry& e);
   void flush_outbox();
 
   // resolver_events.cpp: fabric events, flush, snapshot.
@@ -147,7 +145,6 @@ struct Resolver::Impl {
   std::unordered_map<JobId, Job> jobs;
   std::unordered_map<JobKey, JobId, KeyHash> job_by_key;
   std::unordered_map<QueryId, JobId> inflight;
-  std::unordered_map<LidKey, PathKey, KeyHash> lid_index;
   struct LidFailure {
     TimePoint until;
     Error error;

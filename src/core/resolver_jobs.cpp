@@ -128,16 +128,15 @@ void Resolver::Impl::accept(JobId id, const PathRecord& path) {
 
   PathCache::Index i = ensure_entry(key);
   CacheEntry& e = cache.at(i);
-  unmap_lid(e);
+  cache.unindex_lid(i);
   e.path = CompactPath::pack(path);
   e.state = EntryState::valid;
   e.produced = now();
   e.retry_after = TimePoint{};
   e.last_error = Error::ok;
   e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
-  LidKey lkey{key.sgid, path.dlid, key.pkey};
-  lid_index[lkey] = key;
-  lid_failures.erase(lkey);
+  cache.index_lid(i);
+  lid_failures.erase(LidKey{key.sgid, path.dlid, key.pkey});
   if (!waiters.empty()) cache.touch(i, now());
   ResolveResult result = served(e);
   if (!jkey.by_lid) destroy_job(id);
@@ -174,7 +173,7 @@ void Resolver::Impl::give_up(JobId id, Error error) {
     // A last good path stays served (SM away, lossy link) unless the SA says it has no path;
     // a gone destination stays gone until it answers or trap 64 arrives.
     if (e.state != EntryState::gone && (!e.has_path() || error == Error::no_record)) {
-      unmap_lid(e);
+      cache.unindex_lid(i);
       e.state = EntryState::failed;
     }
   }
@@ -249,18 +248,8 @@ void Resolver::Impl::make_room() {
     PathCache::Index victim = cache.lru_victim();
     if (victim == PathCache::npos) return;  // everything is busy: exceed capacity for now
     ++stats.evictions;
-    drop_entry(victim);
+    cache.erase(victim);
   }
-}
-
-void Resolver::Impl::drop_entry(PathCache::Index i) {
-  unmap_lid(cache.at(i));
-  cache.erase(i);
-}
-
-void Resolver::Impl::unmap_lid(const CacheEntry& e) {
-  auto it = lid_index.find(LidKey{e.key.sgid, e.path.dlid, e.key.pkey});
-  if (it != lid_index.end() && it->second == e.key) lid_index.erase(it);
 }
 
 }  // namespace ibat::core

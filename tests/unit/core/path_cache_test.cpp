@@ -67,6 +67,37 @@ TEST(PathCache, LruVictimIsLeastRecentlyUsedAndNeverPinned) {
   EXPECT_EQ(cache.lru_victim(), PathCache::npos);
 }
 
+TEST(PathCache, LidIndexFindsTheLatestEntryForADlid) {
+  PathCache cache;
+  auto a = cache.insert(key_of(1), TimePoint{});
+  auto b = cache.insert(key_of(2), TimePoint{});
+  const Gid sgid = key_of(1).sgid;
+  cache.at(a).path.dlid = Lid{5};
+  cache.index_lid(a);
+  EXPECT_EQ(cache.find_by_lid(sgid, Lid{5}, Pkey{0xFFFF}), a);
+  EXPECT_EQ(cache.find_by_lid(sgid, Lid{5}, Pkey{0x7FFF}), PathCache::npos);
+  // The fabric renumbered: LID 5 now belongs to b; a is no longer found by it.
+  cache.at(b).path.dlid = Lid{5};
+  cache.index_lid(b);
+  EXPECT_EQ(cache.find_by_lid(sgid, Lid{5}, Pkey{0xFFFF}), b);
+  cache.unindex_lid(a);  // no effect: a was already replaced
+  EXPECT_EQ(cache.find_by_lid(sgid, Lid{5}, Pkey{0xFFFF}), b);
+  cache.erase(b);
+  EXPECT_EQ(cache.find_by_lid(sgid, Lid{5}, Pkey{0xFFFF}), PathCache::npos);
+  // Many entries: each is found by its own LID after churn.
+  for (std::uint64_t n = 10; n < 3000; ++n) {
+    auto i = cache.insert(key_of(n), TimePoint{});
+    cache.at(i).path.dlid = Lid{static_cast<std::uint16_t>(n)};
+    cache.index_lid(i);
+  }
+  for (std::uint64_t n = 10; n < 3000; n += 2) cache.erase(cache.find(key_of(n)));
+  for (std::uint64_t n = 11; n < 3000; n += 2) {
+    auto i = cache.find_by_lid(sgid, Lid{static_cast<std::uint16_t>(n)}, Pkey{0xFFFF});
+    ASSERT_NE(i, PathCache::npos);
+    EXPECT_EQ(cache.at(i).key, key_of(n));
+  }
+}
+
 TEST(PathCache, CompactPathRoundTripsEveryField) {
   PathRecord p;
   p.service_id = 0x0123'4567'89AB'CDEFULL;
@@ -97,7 +128,11 @@ TEST(PathCache, CompactPathRoundTripsEveryField) {
 TEST(PathCache, EntryIsCompact) {
   EXPECT_LE(sizeof(CacheEntry), 104u);
   PathCache cache;
-  for (std::uint64_t n = 0; n < 100'000; ++n) cache.insert(key_of(n), TimePoint{});
+  for (std::uint64_t n = 0; n < 100'000; ++n) {
+    auto i = cache.insert(key_of(n), TimePoint{});
+    cache.at(i).path.dlid = Lid{static_cast<std::uint16_t>(1 + n % 0xBFFE)};
+    cache.index_lid(i);
+  }
   EXPECT_LE(cache.memory_bytes() / cache.size(), 160u);
 }
 
