@@ -3,7 +3,8 @@
 
 Runs a one-shot Unix-socket server that records each request ib_acme sends, answers it with a
 response built from the acm.h layout (so ib_acme's printed output can be checked too), and writes
-the request bytes (back to back) to data/<name>.req.bin and ib_acme's stdout to data/<name>.out.txt.
+the request bytes (back to back) to data/<name>.req.bin, the responses to data/<name>.resp.bin and
+ib_acme's stdout (socket path replaced by SOCK) to data/<name>.out.txt.
 
 Usage: python3 capture_ib_acme.py OUTDIR   (needs /usr/bin/ib_acme; no RDMA device needed)
 """
@@ -51,7 +52,7 @@ def ep_response(req):
     return bytes([1, 0x83, 0, 0, 0, 0]) + struct.pack(">H", 16 + len(body)) + req[8:16] + body
 
 
-def serve(listener, requests):
+def serve(listener, requests, responses):
     conn, _ = listener.accept()
     with conn:
         while True:
@@ -61,6 +62,7 @@ def serve(listener, requests):
             requests.append(req)
             op = req[1] & 0x0F
             resp = {1: resolve_response, 2: perf_response, 3: ep_response}[op](req)
+            responses.append(resp)
             conn.sendall(resp)
 
 
@@ -70,8 +72,8 @@ def capture(outdir, name, args):
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(path)
         listener.listen(1)
-        requests = []
-        t = threading.Thread(target=serve, args=(listener, requests))
+        requests, responses = [], []
+        t = threading.Thread(target=serve, args=(listener, requests, responses))
         t.start()
         out = subprocess.run(["ib_acme", "-S", path] + args, capture_output=True, text=True, timeout=10)
         t.join(timeout=10)
@@ -79,6 +81,8 @@ def capture(outdir, name, args):
     stdout = out.stdout.replace(path, "SOCK")
     with open(os.path.join(outdir, f"{name}.req.bin"), "wb") as f:  # requests back to back
         f.write(b"".join(requests))
+    with open(os.path.join(outdir, f"{name}.resp.bin"), "wb") as f:  # what ib_acme was answered
+        f.write(b"".join(responses))
     with open(os.path.join(outdir, f"{name}.out.txt"), "w") as f:
         f.write(stdout)
     print(f"{name}: {len(requests)} request(s), exit {out.returncode}")
