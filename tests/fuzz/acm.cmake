@@ -1,0 +1,2 @@
+# libFuzzer target of the ACM v1 codec (server/acm): a byte stream framed and decoded; seeds in corpus/acm.
+ibat_add_fuzzer(acm ${CMAKE_CURRENT_LIST_DIR}/acm_fuzz.cpp ibat_acm_codec)
