@@ -1,8 +1,8 @@
 // PathCache: compact store of path entries keyed by (local GID, DGID, P_Key).
 // Entries live in fixed-size chunks (stable indices, no per-entry allocation), are found through
 // open-addressing hash indexes of 32-bit slots (by key, and by (local GID, DLID, P_Key) for
-// resolve-by-LID), and are linked in an LRU list. About 125 bytes per entry including both
-// indexes (bench/ measures it). Policy (what to evict, states) is the Resolver's.
+// resolve-by-LID), and are linked in an LRU list. About 140 bytes per entry including both
+// indexes, as measured by bench/ (docs/performance.md). Policy (what to evict, states) is the Resolver's.
 #pragma once
 
 #include <cstddef>

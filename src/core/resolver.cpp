@@ -209,7 +209,6 @@ void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
 
 void Resolver::Impl::wait_for_neighbour(RequestId id, Pending&& p, const IpAddr& ip) {
   if (pending.size() >= policy.max_pending) return deliver(id, std::move(p), failure(Error::overloaded));
-  ++stats.misses;
   neighbour_waits[ip].push_back(id);
   p.job = 0;
   deadlines.emplace(p.deadline, id);

@@ -75,7 +75,9 @@ struct CacheEntryView {
 
 class Resolver {
  public:
+  // `seed` drives the jitter of backoff and revalidation (same seed, same schedule).
   Resolver(const Policy& policy, const Clock& clock, QuerySink& sink, std::uint64_t seed = 1);
+  // Does not complete pending requests: call cancel_all() first. Completions must not throw.
   ~Resolver();
   Resolver(const Resolver&) = delete;
   Resolver& operator=(const Resolver&) = delete;
