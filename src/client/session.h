@@ -1,0 +1,87 @@
+// The connection behind an ibat_t handle: a Unix stream socket speaking native protocol v1 through
+// ibat_protocol, a table of pending requests keyed by id, non-blocking reads that dispatch each
+// reply frame to its request, and blocking waits for the synchronous calls.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/protocol/frame_splitter.h"
+
+namespace ibat::client {
+
+// Called for every reply frame of a request (header non-null), or once with header == nullptr
+// and a library status when the request fails locally (connection lost, handle closed).
+using FrameHandler = std::function<void(std::uint32_t id, int status, const protocol::FrameHeader* header,
+                                         std::span<const std::uint8_t> payload)>;
+
+class Session {
+ public:
+  static constexpr std::size_t kMaxPending = 1024;
+  // A daemon that does not read our requests for this long is treated as gone.
+  static constexpr int kStallMs = 10000;
+
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Connects to `path`; nullptr with errno set on failure.
+  static std::unique_ptr<Session> connect(const std::string& path);
+
+  int fd() const { return fd_; }
+  bool connected() const { return fd_ >= 0 && !broken_; }
+  std::size_t pending() const { return pending_.size(); }
+  const std::string& last_message() const { return last_message_; }
+
+  // Allocates an id, registers `handler` (an empty handler: the reply is not tracked, as for
+  // CANCEL), lets `encode` append the request frame and sends it. While the socket is full, replies
+  // are read and dispatched so that a daemon applying backpressure cannot deadlock us; so handlers
+  // may run inside send(). `streaming`: the request stays pending until a reply frame without MORE.
+  // Returns IBAT_OK (the handler will run exactly once, with IBAT_EDISCONNECTED if the write
+  // fails), or IBAT_EOVERLOADED / IBAT_EDISCONNECTED (the handler is never called).
+  int send(const std::function<void(std::vector<std::uint8_t>&, std::uint32_t id)>& encode,
+           FrameHandler handler, bool streaming, std::uint32_t* id_out);
+  bool is_pending(std::uint32_t id) const { return pending_.count(id) != 0; }
+  // Drops the handler of `id` without calling it; later frames for it are ignored.
+  void forget(std::uint32_t id);
+
+  // Reads what is available without blocking and dispatches it. IBAT_OK or IBAT_EDISCONNECTED.
+  int process();
+  // Blocks (poll) until done() is true, the connection ends (IBAT_EDISCONNECTED) or timeout_ms
+  // passes (IBAT_ETIMEOUT; negative: no limit). IBAT_EARG when called from inside a reply
+  // handler: the reads of the outer process() are not finished.
+  int wait(const std::function<bool()>& done, int timeout_ms = -1);
+
+  // Fails every pending request with `status` exactly once (used on close and on disconnect).
+  void fail_all(int status);
+
+ private:
+  explicit Session(int fd) : fd_(fd) {}
+  int read_available();
+  // Writes out_ completely (see send()); false once the connection is broken.
+  bool flush();
+  void dispatch(const protocol::FrameHeader& header, std::span<const std::uint8_t> payload);
+  void disconnect(std::string message);
+
+  struct Pending {
+    FrameHandler handler;
+    bool streaming;
+  };
+  int fd_;
+  bool broken_ = false;
+  bool reading_ = false;  // inside process(): handlers run, blocking waits are refused
+  std::uint32_t next_id_ = 1;
+  protocol::FrameSplitter splitter_;
+  std::unordered_map<std::uint32_t, Pending> pending_;
+  std::string last_message_;
+  std::vector<std::uint8_t> out_;  // frames not yet written, whole frames only
+  std::size_t out_sent_ = 0;
+  bool flushing_ = false;
+};
+
+}  // namespace ibat::client
