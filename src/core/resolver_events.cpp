@@ -115,7 +115,7 @@ std::optional<PathRecord> Resolver::Impl::provisional_path(const PathKey& key, L
 
 void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Lid> source_lid) {
   Impl& m = *impl_;
-  m.endpoints.upsert(ip, hw, source_lid);
+  EndpointTable::Update update = m.endpoints.upsert(ip, hw, source_lid);
   Gid gid = hw.gid();
   if (m.port && !m.port->gid.is_zero() && !gid.is_zero()) {
     PathKey key{m.port->gid, gid, m.policy.default_pkey};
@@ -129,11 +129,13 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
         e.produced = m.now();
       }
     }
-    // Keep the cache in step with the network stack: ask the SA for any destination ARP
-    // reveals (a new IP, a GID change) that has no valid answer yet.
+    // Keep the cache in step with the network stack: ask the SA about a destination ARP
+    // reveals (a new IP, a GID change) that has no valid answer yet. A plain refresh of a known
+    // IP asks only if nothing is cached; a stale entry is revalidated when it is next used.
     const CacheEntry* e = i == PathCache::npos ? nullptr : &m.cache.at(i);
+    bool news = update.added || update.previous_gid.has_value();
     bool negative = e && e->state == EntryState::failed && m.now() < e->retry_after;
-    if (!e || (!e->pinned() && e->state != EntryState::valid && !negative)) {
+    if (!e || (news && !e->pinned() && e->state != EntryState::valid && !negative)) {
       if (e && e->state == EntryState::stale) ++m.stats.revalidations;
       m.enqueue(m.create_job(JobKey::for_path(key)), false);
     }

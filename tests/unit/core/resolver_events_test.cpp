@@ -168,6 +168,18 @@ TEST_F(ResolverEventsTest, ArpGidChangeReResolvesTheIp) {
   EXPECT_EQ(rec.last[second].path.dlid, Lid{32});
 }
 
+TEST_F(ResolverEventsTest, ArpRefreshOfAKnownIpDoesNotQueryAgain) {
+  IpAddr ip = *IpAddr::parse("192.0.2.11");
+  resolver->on_neighbour(ip, HwAddr::from(0x48, remote_gid(1)));
+  answer(sink.sent[0], good_path(remote_gid(1), 31));
+  resolver->on_sm_changed();  // entry stale, revalidation scheduled at its own pace
+  resolver->on_neighbour(ip, HwAddr::from(0x48, remote_gid(1)));
+  EXPECT_EQ(sink.sent.size(), 1u);
+  resolver->flush_all();      // nothing cached any more: a refresh fills the cache again
+  resolver->on_neighbour(ip, HwAddr::from(0x48, remote_gid(1)));
+  EXPECT_EQ(sink.sent.size(), 2u);
+}
+
 TEST_F(ResolverEventsTest, IpWithoutNeighbourWaitsForItThenIsServed) {
   IpAddr ip = *IpAddr::parse("fd00::5");
   RequestId id = resolve_target(ip);
