@@ -1,0 +1,104 @@
+// JSON renderings of counters, cache entries, neighbours and events for the native protocol.
+#include "server/daemon/json_views.h"
+
+namespace ibat::server {
+
+using nlohmann::json;
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+
+json stats_json(const core::Stats& s, const fabric::FabricStats& f, const ServerCounters& server,
+                std::chrono::seconds uptime) {
+  json failures = json::object();
+  for (std::size_t i = 1; i < s.failures_by_reason.size(); ++i) {
+    std::string_view reason = core::to_string(static_cast<core::Error>(i));
+    if (reason.empty() || reason == "unknown") continue;
+    failures[std::string(reason)] = s.failures_by_reason[i];
+  }
+  failures["total"] = s.failures;
+  return json{
+      {"resolves", s.resolves},
+      {"cache_hits", s.cache_hits},
+      {"stale_hits", s.stale_hits},
+      {"provisional_hits", s.provisional_hits},
+      {"misses", s.misses},
+      {"coalesced", s.coalesced},
+      {"sa_queries", s.sa_queries},
+      {"sa_retries", s.sa_retries},
+      {"sa_timeouts", s.sa_timeouts},
+      {"sa_errors", s.sa_errors},
+      {"rejected_paths", s.rejected_paths},
+      {"revalidations", s.revalidations},
+      {"failures", failures},
+      {"evictions", s.evictions},
+      {"entries", s.entries},
+      {"pending", s.pending},
+      {"inflight", s.inflight},
+      {"sm_changes", s.sm_changes},
+      {"lid_changes", s.lid_changes},
+      {"neighbours", s.neighbours},
+      {"uptime_s", uptime.count()},
+      {"fabric",
+       {{"mads_sent", f.mads_sent},
+        {"mads_received", f.mads_received},
+        {"mad_timeouts", f.mad_timeouts},
+        {"mad_retries", f.mad_retries},
+        {"late_or_duplicate", f.late_or_duplicate},
+        {"invalid_responses", f.invalid_responses},
+        {"reports", f.reports},
+        {"sm_changes", f.sm_changes}}},
+      {"server",
+       {{"connections", server.connections},
+        {"connections_total", server.connections_total},
+        {"protocol_errors", server.protocol_errors},
+        {"slow_clients", server.slow_clients},
+        {"denied", server.denied},
+        {"acm_requests", server.acm_requests}}},
+  };
+}
+
+json paths_json(const std::vector<core::CacheEntryView>& entries) {
+  json out = json::array();
+  for (const auto& e : entries) {
+    json item{{"sgid", e.sgid.to_string()},
+              {"dgid", e.dgid.to_string()},
+              {"pkey", e.pkey.to_string()},
+              {"state", core::to_string(e.state)}};
+    bool has_path = e.state == core::EntryState::valid || e.state == core::EntryState::stale ||
+                    e.state == core::EntryState::provisional;
+    if (has_path) {
+      item["dlid"] = e.path.dlid.value;
+      item["slid"] = e.path.slid.value;
+      item["sl"] = e.path.sl;
+      item["mtu"] = core::mtu_bytes(e.path.mtu).value_or(0);
+      item["rate"] = core::rate_gbps(e.path.rate).value_or(0.0);
+      item["pkt_life"] = e.path.pkt_life;
+      item["age_ms"] = duration_cast<milliseconds>(e.age).count();
+    }
+    item["idle_ms"] = duration_cast<milliseconds>(e.idle).count();
+    if (e.last_error != core::Error::ok) item["last_error"] = core::to_string(e.last_error);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+json neighbours_json(const std::vector<core::Resolver::NeighbourView>& neighbours) {
+  json out = json::array();
+  for (const auto& n : neighbours) {
+    out.push_back(json{{"ip", n.ip.to_string()},
+                       {"hw", n.hw.to_string()},
+                       {"gid", n.hw.gid().to_string()},
+                       {"qpn", n.hw.qpn()},
+                       {"slid", n.source_lid ? json(n.source_lid->value) : json(nullptr)}});
+  }
+  return out;
+}
+
+json event_json(std::string_view name, json fields) {
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  fields["event"] = name;
+  fields["time_ms"] = duration_cast<milliseconds>(now).count();
+  return fields;
+}
+
+}  // namespace ibat::server

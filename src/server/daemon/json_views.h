@@ -1,0 +1,43 @@
+// JSON bodies of the administrative operations (docs/protocol.md "JSON bodies"): STATS (core and
+// fabric counters merged), PATHS, NEIGH_LIST, and WATCH events.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/resolver.h"
+#include "core/stats.h"
+#include "fabric/fabric_port.h"
+
+namespace ibat::server {
+
+// Counters of the daemon's sockets, reported with the core and fabric ones.
+struct ServerCounters {
+  std::uint64_t connections = 0;         // gauge: native connections open
+  std::uint64_t connections_total = 0;   // accepted since start
+  std::uint64_t protocol_errors = 0;     // connections closed for a malformed frame
+  std::uint64_t slow_clients = 0;        // connections closed because their reply queue overflowed
+  std::uint64_t denied = 0;              // privileged requests refused
+  std::uint64_t acm_requests = 0;
+};
+
+// Core counters at the top level (resolves, cache_hits, ..., failures as {reason: n, total: n}),
+// the fabric's under "fabric", the sockets' under "server", and "uptime_s".
+nlohmann::json stats_json(const core::Stats& core, const fabric::FabricStats& fabric,
+                          const ServerCounters& server, std::chrono::seconds uptime);
+
+// One object per cache entry: sgid, dgid, pkey, state, and when a path is known dlid, slid, sl,
+// mtu (bytes), rate (Gb/s), pkt_life, age_ms, idle_ms; last_error when not ok.
+nlohmann::json paths_json(const std::vector<core::CacheEntryView>& entries);
+
+// One object per neighbour: ip, hw, gid, qpn, slid (null when unknown).
+nlohmann::json neighbours_json(const std::vector<core::Resolver::NeighbourView>& neighbours);
+
+// {"event": name, "time_ms": unix ms} plus `fields`.
+nlohmann::json event_json(std::string_view name, nlohmann::json fields = nlohmann::json::object());
+
+}  // namespace ibat::server

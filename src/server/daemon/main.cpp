@@ -1,0 +1,131 @@
+// ibatd: the ibat path resolution daemon. Parses flags and the TOML config, opens the fabric port,
+// runs the Service on one asio event loop, and handles SIGTERM/SIGINT (cancel pending requests,
+// write the snapshot, exit 0) and SIGHUP (reload the config; a bad file keeps the old one).
+#include <cstdio>
+#include <exception>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <asio/io_context.hpp>
+#include <asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
+
+#include "fabric/fabric_port.h"
+#include "server/daemon/config.h"
+#include "server/daemon/logging.h"
+#include "server/daemon/service.h"
+
+namespace {
+
+using namespace ibat;
+
+struct Flags {
+  std::string config_path{server::kDefaultConfigPath};
+  bool config_given = false;
+  bool check_config = false;
+  server::ConfigOverrides overrides;
+};
+
+server::ConfigResult load(const Flags& flags) {
+  return server::load_config(flags.config_path, flags.config_given, flags.overrides);
+}
+
+int check_config(const Flags& flags) {
+  server::ConfigResult result = load(flags);
+  for (const auto& note : result.notes) std::printf("%s\n", note.c_str());
+  for (const auto& error : result.errors) std::fprintf(stderr, "%s\n", error.c_str());
+  if (!result.ok()) {
+    std::fprintf(stderr, "%s: configuration is not valid (%zu error%s)\n", flags.config_path.c_str(),
+                 result.errors.size(), result.errors.size() == 1 ? "" : "s");
+    return 1;
+  }
+  std::printf("%s: configuration OK\n", flags.config_path.c_str());
+  return 0;
+}
+
+int run(const Flags& flags, const server::DaemonConfig& config) {
+  asio::io_context loop(1);
+  server::Service* service_ptr = nullptr;  // the fabric's callbacks start after service exists
+  fabric::FabricEvents events;
+  events.on_query_result = [&](core::QueryId id, const core::QueryResult& r) { service_ptr->on_query_result(id, r); };
+  events.on_local_port = [&](const core::LocalPort& p) { service_ptr->on_local_port(p); };
+  events.on_sm_changed = [&] { service_ptr->on_sm_changed(); };
+  events.on_gid_out_of_service = [&](const core::Gid& g) { service_ptr->on_gid_out_of_service(g); };
+  events.on_gid_in_service = [&](const core::Gid& g) { service_ptr->on_gid_in_service(g); };
+  events.on_broadcast_params = [&](const core::BroadcastParams& b) { service_ptr->on_broadcast_params(b); };
+
+  fabric::FabricPort port(loop, config.fabric, std::move(events));
+  server::Service service(loop, config, port);
+  service_ptr = &service;
+  service.set_fabric_stats([&port] { return port.stats(); });
+  service.set_port_info([&port] { return port.local_port(); });
+  service.start();
+  port.start();
+
+  asio::signal_set stop_signals(loop, SIGTERM, SIGINT);
+  asio::signal_set reload_signal(loop, SIGHUP);
+  std::function<void()> wait_reload = [&] {
+    reload_signal.async_wait([&](asio::error_code ec, int) {
+      if (ec) return;
+      spdlog::info("SIGHUP: reloading {}", flags.config_path);
+      server::ConfigResult next = load(flags);
+      if (next.ok()) {
+        service.reload(next.config);
+      } else {
+        for (const auto& error : next.errors) spdlog::error("reload: {}", error);
+        spdlog::error("reload failed: keeping the running configuration");
+      }
+      wait_reload();
+    });
+  };
+  wait_reload();
+  stop_signals.async_wait([&](asio::error_code ec, int signal) {
+    if (ec) return;
+    spdlog::info("signal {}: stopping", signal);
+    reload_signal.cancel();
+    service.shutdown([&] {
+      port.stop();
+      loop.stop();
+    });
+  });
+  spdlog::info("ibatd {} running", IBAT_VERSION);
+  loop.run();
+  spdlog::info("ibatd stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  CLI::App app{"ibatd: InfiniBand path resolution daemon (see ibatd(8))"};
+  app.set_version_flag("--version", std::string(IBAT_VERSION));
+  app.add_option("--config", flags.config_path, "TOML configuration file")
+      ->default_str(std::string(server::kDefaultConfigPath));
+  app.add_flag("--check-config", flags.check_config, "validate the configuration and exit (0 valid, 1 not)");
+  auto& o = flags.overrides;
+  app.add_option("--socket", o.socket, "native protocol socket (default /run/ibat/ibatd.sock)");
+  app.add_option("--acm-socket", o.acm_socket, "ACM protocol socket (default: off)");
+  app.add_option("--cache-file", o.cache_file, "warm-cache snapshot file (\"\" disables it)");
+  app.add_option("--ca", o.ca, "HCA name (default: the first one)");
+  app.add_option("--port", o.port, "HCA port number (default: the first active one)");
+  app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical or off");
+  CLI11_PARSE(app, argc, argv);
+  flags.config_given = app.count("--config") > 0;
+
+  if (flags.check_config) return check_config(flags);
+
+  server::ConfigResult result = load(flags);
+  server::setup_logging(result.ok() ? result.config.log_level : "info");
+  for (const auto& note : result.notes) spdlog::info("{}", note);
+  if (!result.ok()) {
+    for (const auto& error : result.errors) spdlog::critical("{}", error);
+    return 1;
+  }
+  try {
+    return run(flags, result.config);
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,78 @@
+// The native protocol server (docs/protocol.md): a Unix stream socket, one Connection per client,
+// pipelined requests answered out of order, per-connection caps, peer-credential checks for the
+// privileged operations, WATCH event streams. Runs on the event loop thread that owns the Resolver.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <asio/io_context.hpp>
+#include <asio/local/stream_protocol.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/resolver.h"
+#include "server/daemon/json_views.h"
+#include "server/daemon/peer_credentials.h"
+
+namespace ibat::server {
+
+struct NativeLimits {
+  std::uint32_t max_connections = 1024;
+  std::uint32_t max_outstanding_per_connection = 1024;
+  std::uint32_t max_queued_bytes_per_connection = 4u << 20;
+};
+
+// What the server needs from its owner besides the Resolver.
+struct NativeHooks {
+  std::function<std::string()> stats_json;               // body of a STATS reply
+  std::function<void()> after_input;                     // the Resolver got input: re-arm its timer
+  std::function<bool(const PeerCredentials&)> may_administer;  // NEIGH_ADD/DEL, FLUSH
+};
+
+class NativeConnection;
+
+class NativeServer {
+ public:
+  NativeServer(asio::io_context& loop, core::Resolver& resolver, NativeHooks hooks, ServerCounters& counters);
+  ~NativeServer();
+  NativeServer(const NativeServer&) = delete;
+  NativeServer& operator=(const NativeServer&) = delete;
+
+  // Binds `path` (replacing a stale socket file, refusing a live one), sets `mode` on it and
+  // starts accepting. Throws std::runtime_error naming the path on failure.
+  void listen(const std::string& path, std::uint32_t mode, const NativeLimits& limits);
+  void set_limits(const NativeLimits& limits);
+
+  // Sends `event` to every WATCH stream.
+  void publish(const nlohmann::json& event);
+
+  // Stops accepting and removes the socket file; every connection flushes what it has queued
+  // (e.g. `cancelled` replies) and closes. `done` runs once all are closed.
+  void drain(std::function<void()> done);
+  // Closes everything at once; requests still in flight are cancelled without a reply.
+  void abort_all();
+
+  std::size_t connection_count() const { return connections_.size(); }
+
+ private:
+  friend class NativeConnection;
+  void accept();
+  void forget(std::uint64_t serial);
+
+  asio::io_context& loop_;
+  core::Resolver& resolver_;
+  NativeHooks hooks_;
+  ServerCounters& counters_;
+  NativeLimits limits_;
+  std::string path_;
+  std::optional<asio::local::stream_protocol::acceptor> acceptor_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<NativeConnection>> connections_;
+  std::uint64_t next_serial_ = 1;
+  std::function<void()> drained_;
+};
+
+}  // namespace ibat::server

@@ -1,0 +1,232 @@
+// The daemon's loop-side logic: Resolver timer, fabric event fan-out (with WATCH events), sockets,
+// periodic snapshot, reload and shutdown.
+#include "server/daemon/service.h"
+
+#include <spdlog/spdlog.h>
+
+#include "server/daemon/acm_server.h"
+#include "server/daemon/logging.h"
+#include "server/daemon/snapshot.h"
+
+namespace ibat::server {
+
+using std::chrono::steady_clock;
+
+namespace {
+
+std::optional<gid_t> resolve_admin_group(const std::string& name) {
+  std::optional<gid_t> gid = lookup_group(name);
+  if (!name.empty() && !gid) spdlog::warn("admin_group '{}' does not exist: only root may administer", name);
+  return gid;
+}
+
+}  // namespace
+
+Service::Service(asio::io_context& loop, const DaemonConfig& config, core::QuerySink& sink,
+                 std::function<bool(const PeerCredentials&)> may_administer)
+    : loop_(loop),
+      config_(config),
+      resolver_(config.policy, clock_, sink),
+      admin_gid_(resolve_admin_group(config.server.admin_group)),
+      may_administer_(std::move(may_administer)),
+      native_(loop, resolver_,
+              NativeHooks{[this] { return stats_json(); }, [this] { schedule_tick(); },
+                          [this](const PeerCredentials& peer) {
+                            return may_administer_ ? may_administer_(peer) : is_privileged(peer, admin_gid_);
+                          }},
+              counters_),
+      tick_timer_(loop),
+      snapshot_timer_(loop),
+      grace_timer_(loop),
+      started_(steady_clock::now()) {}
+
+Service::~Service() = default;
+
+void Service::start() {
+  const std::string& cache_file = config_.snapshot.cache_file;
+  if (!cache_file.empty()) {
+    SnapshotContents snapshot =
+        load_snapshot_file(cache_file, std::chrono::system_clock::now(), config_.policy.capacity);
+    if (!snapshot.ok()) {
+      spdlog::error("warm cache ignored: {}", snapshot.error);
+    } else if (!snapshot.entries.empty()) {
+      resolver_.load_stale(snapshot.entries);
+      spdlog::info("warm cache: {} paths loaded from {} (stale, revalidating)", snapshot.entries.size(),
+                   cache_file);
+    }
+  }
+  native_.listen(config_.server.socket, config_.server.socket_mode, native_limits());
+  spdlog::info("listening on {} (native protocol)", config_.server.socket);
+  if (!config_.server.acm_socket.empty()) {
+    acm_ = std::make_unique<AcmServer>(
+        loop_, resolver_,
+        AcmHooks{[this] { schedule_tick(); },
+                 [this] { return port_info_ ? port_info_() : core::LocalPort{}; }},
+        counters_);
+    acm_->listen(config_.server.acm_socket, config_.server.socket_mode);
+    spdlog::info("listening on {} (ACM protocol)", config_.server.acm_socket);
+  }
+  schedule_snapshot();
+  schedule_tick();
+}
+
+NativeLimits Service::native_limits() const {
+  return NativeLimits{config_.server.max_connections, config_.server.max_outstanding_per_connection,
+                      config_.server.max_queued_bytes_per_connection};
+}
+
+void Service::schedule_tick() {
+  if (stopping_) return;
+  std::optional<core::TimePoint> next = resolver_.next_wakeup();
+  if (!next) return;
+  if (tick_armed_for_ && *tick_armed_for_ <= *next) return;  // the armed tick comes first anyway
+  tick_armed_for_ = *next;
+  tick_timer_.expires_at(std::chrono::time_point_cast<steady_clock::duration>(
+      steady_clock::time_point(next->time_since_epoch())));
+  tick_timer_.async_wait([this](asio::error_code ec) {
+    if (ec) return;  // re-armed or stopped
+    tick_armed_for_.reset();
+    on_tick();
+  });
+}
+
+void Service::on_tick() {
+  resolver_.tick();
+  schedule_tick();
+}
+
+void Service::schedule_snapshot() {
+  if (stopping_ || config_.snapshot.cache_file.empty() || config_.snapshot.interval_s == 0) return;
+  snapshot_timer_.expires_after(std::chrono::seconds(config_.snapshot.interval_s));
+  snapshot_timer_.async_wait([this](asio::error_code ec) {
+    if (ec) return;
+    write_snapshot();
+    schedule_snapshot();
+  });
+}
+
+bool Service::write_snapshot() {
+  const std::string& path = config_.snapshot.cache_file;
+  if (path.empty()) return false;
+  std::vector<std::uint8_t> bytes = encode_snapshot(resolver_.entries(), std::chrono::system_clock::now());
+  std::string error = write_snapshot_file(path, bytes);
+  if (!error.empty()) {
+    spdlog::error("warm cache not written: {}", error);
+    return false;
+  }
+  spdlog::debug("warm cache written to {} ({} bytes)", path, bytes.size());
+  return true;
+}
+
+void Service::shutdown(std::function<void()> done, std::chrono::milliseconds grace) {
+  if (stopping_) return;
+  spdlog::info("shutting down: {} requests pending are cancelled", resolver_.stats().pending);
+  resolver_.cancel_all();  // completions queue `cancelled` replies on the open connections
+  write_snapshot();
+  stopping_ = true;
+  tick_timer_.cancel();
+  snapshot_timer_.cancel();
+  if (acm_) acm_->close();
+  auto finished = std::make_shared<bool>(false);
+  auto finish = [this, done = std::move(done), finished] {
+    if (*finished) return;
+    *finished = true;
+    grace_timer_.cancel();
+    done();
+  };
+  grace_timer_.expires_after(grace);
+  grace_timer_.async_wait([this, finish](asio::error_code ec) {
+    if (ec) return;
+    spdlog::warn("shutdown: {} connections did not drain in time", native_.connection_count());
+    native_.abort_all();
+    finish();
+  });
+  native_.drain(finish);
+}
+
+void Service::reload(const DaemonConfig& next) {
+  std::vector<std::string> changes = describe_changes(config_, next);
+  if (changes.empty()) {
+    spdlog::info("reload: no changes");
+    return;
+  }
+  for (const std::string& change : changes) spdlog::info("reload: {}", change);
+  config_.policy = next.policy;
+  config_.log_level = next.log_level;
+  config_.snapshot = next.snapshot;
+  config_.server.admin_group = next.server.admin_group;
+  config_.server.max_connections = next.server.max_connections;
+  config_.server.max_outstanding_per_connection = next.server.max_outstanding_per_connection;
+  config_.server.max_queued_bytes_per_connection = next.server.max_queued_bytes_per_connection;
+  resolver_.set_policy(config_.policy);
+  set_log_level(config_.log_level);
+  admin_gid_ = resolve_admin_group(config_.server.admin_group);
+  native_.set_limits(native_limits());
+  snapshot_timer_.cancel();
+  schedule_snapshot();
+  tick_armed_for_.reset();  // the new policy may move deadlines earlier
+  schedule_tick();
+}
+
+void Service::on_query_result(core::QueryId id, const core::QueryResult& result) {
+  resolver_.on_query_result(id, result);
+  schedule_tick();
+}
+
+void Service::on_local_port(const core::LocalPort& port) {
+  bool lid_changed = last_port_ && last_port_->lid != port.lid;
+  bool changed = !last_port_ || lid_changed || last_port_->active != port.active ||
+                 last_port_->sm_lid != port.sm_lid || last_port_->gid != port.gid;
+  resolver_.on_local_port(port);
+  schedule_tick();
+  if (changed) {
+    spdlog::info("local port {} lid {} sm_lid {} {}", port.gid.to_string(), port.lid.value,
+                 port.sm_lid.value, port.active ? "active" : "down");
+    native_.publish(event_json("port", {{"gid", port.gid.to_string()},
+                                        {"lid", port.lid.value},
+                                        {"sm_lid", port.sm_lid.value},
+                                        {"active", port.active}}));
+  }
+  if (lid_changed) {
+    native_.publish(event_json("lid_change", {{"old_lid", last_port_->lid.value}, {"lid", port.lid.value}}));
+  }
+  last_port_ = port;
+}
+
+void Service::on_sm_changed() {
+  spdlog::info("SM changed: every path is stale and will be revalidated");
+  resolver_.on_sm_changed();
+  schedule_tick();
+  native_.publish(event_json("sm_change"));
+}
+
+void Service::on_gid_out_of_service(const core::Gid& gid) {
+  resolver_.on_gid_out_of_service(gid);
+  schedule_tick();
+  native_.publish(event_json("gid_out", {{"gid", gid.to_string()}}));
+}
+
+void Service::on_gid_in_service(const core::Gid& gid) {
+  resolver_.on_gid_in_service(gid);
+  schedule_tick();
+  native_.publish(event_json("gid_in", {{"gid", gid.to_string()}}));
+}
+
+void Service::on_broadcast_params(const core::BroadcastParams& params) {
+  resolver_.on_broadcast_params(params);
+  schedule_tick();
+}
+
+void Service::set_fabric_stats(std::function<fabric::FabricStats()> source) {
+  fabric_stats_ = std::move(source);
+}
+
+void Service::set_port_info(std::function<core::LocalPort()> source) { port_info_ = std::move(source); }
+
+std::string Service::stats_json() const {
+  fabric::FabricStats fabric = fabric_stats_ ? fabric_stats_() : fabric::FabricStats{};
+  auto uptime = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - started_);
+  return server::stats_json(resolver_.stats(), fabric, counters_, uptime).dump();
+}
+
+}  // namespace ibat::server

@@ -1,0 +1,92 @@
+// Service: everything ibatd runs on its event loop, minus the fabric. It owns the Resolver (fed by
+// the fabric events the owner forwards, driven by a timer at Resolver::next_wakeup()), the native
+// and ACM socket servers, the periodic warm-cache snapshot, config reloads and the orderly shutdown.
+// It takes any core::QuerySink, so tests run it with a fake SA and the daemon with a FabricPort.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "core/resolver.h"
+#include "fabric/fabric_port.h"
+#include "server/daemon/config.h"
+#include "server/daemon/json_views.h"
+#include "server/daemon/native_server.h"
+
+namespace ibat::server {
+
+class AcmServer;
+
+class Service {
+ public:
+  // `may_administer` decides who may run NEIGH_ADD/DEL and FLUSH; empty: root or admin_group.
+  Service(asio::io_context& loop, const DaemonConfig& config, core::QuerySink& sink,
+          std::function<bool(const PeerCredentials&)> may_administer = {});
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  // Loads the snapshot (a bad one is logged and ignored), binds the sockets (throws
+  // std::runtime_error naming the path) and arms the timers.
+  void start();
+
+  // SIGTERM: answers every pending request `cancelled`, writes the snapshot, stops accepting,
+  // lets each connection flush its replies, then calls `done` (at the latest after `grace`).
+  void shutdown(std::function<void()> done, std::chrono::milliseconds grace = std::chrono::seconds(2));
+
+  // SIGHUP: applies the reloadable settings of `config` and logs what changed.
+  void reload(const DaemonConfig& config);
+
+  // Fabric inputs, on the loop thread.
+  void on_query_result(core::QueryId id, const core::QueryResult& result);
+  void on_local_port(const core::LocalPort& port);
+  void on_sm_changed();
+  void on_gid_out_of_service(const core::Gid& gid);
+  void on_gid_in_service(const core::Gid& gid);
+  void on_broadcast_params(const core::BroadcastParams& params);
+
+  // Where STATS gets the fabric counters from (default: zeros, no fabric).
+  void set_fabric_stats(std::function<fabric::FabricStats()> source);
+  // The local port the ACM endpoint describes (EP_QUERY) and resolves from.
+  void set_port_info(std::function<core::LocalPort()> source);
+
+  std::string stats_json() const;
+  // Writes the snapshot now; false (and logged) on failure or when no cache_file is set.
+  bool write_snapshot();
+
+  core::Resolver& resolver() { return resolver_; }
+  const DaemonConfig& config() const { return config_; }
+
+ private:
+  void schedule_tick();
+  void on_tick();
+  void schedule_snapshot();
+  NativeLimits native_limits() const;
+
+  asio::io_context& loop_;
+  DaemonConfig config_;
+  core::SteadyClock clock_;  // the tick timer runs on std::chrono::steady_clock too
+  core::Resolver resolver_;
+  ServerCounters counters_;
+  std::optional<gid_t> admin_gid_;
+  std::function<bool(const PeerCredentials&)> may_administer_;
+  std::function<fabric::FabricStats()> fabric_stats_;
+  std::function<core::LocalPort()> port_info_;
+  NativeServer native_;
+  std::unique_ptr<AcmServer> acm_;
+  asio::steady_timer tick_timer_;
+  std::optional<core::TimePoint> tick_armed_for_;
+  asio::steady_timer snapshot_timer_;
+  asio::steady_timer grace_timer_;
+  std::chrono::steady_clock::time_point started_;
+  std::optional<core::LocalPort> last_port_;
+  bool stopping_ = false;
+};
+
+}  // namespace ibat::server
