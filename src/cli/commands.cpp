@@ -1,0 +1,239 @@
+// The ibat CLI commands (see commands.h).
+#include "cli/commands.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/exit_codes.h"
+#include "cli/render.h"
+#include "ibat.h"
+#include "ipoib/capture_file.h"
+#include "ipoib/pcap.h"
+
+namespace ibat::cli {
+namespace {
+
+using nlohmann::json;
+
+struct Closer {
+  void operator()(ibat_t* h) const { ibat_close(h); }
+};
+using Handle = std::unique_ptr<ibat_t, Closer>;
+
+Handle connect(const std::string& socket) {
+  ibat_t* h = nullptr;
+  if (ibat_open(socket.c_str(), &h) == IBAT_OK) return Handle(h);
+  int err = errno;
+  std::string hint = err == EACCES ? "check the socket's permissions, or run as root"
+                                   : "is ibatd running? start it with 'systemctl start ibatd' or pass --socket";
+  throw CommandError(kExitConnect, "cannot connect to " + socket + ": " + std::strerror(err) + " (" + hint + ")");
+}
+
+std::string_view hint_for(int status) {
+  switch (status) {
+    case IBAT_ETIMEOUT: return "check the subnet manager with 'sminfo', or retry with a larger --timeout";
+    case IBAT_EUNREACHABLE:
+      return "the destination is out of service or the local port is down; for --ip, teach ibatd the "
+             "neighbour with 'ibat neigh add'";
+    case IBAT_ENORECORD: return "the subnet administrator knows no such destination; check it with 'saquery'";
+    case IBAT_EOVERLOADED: return "retry later";
+    case IBAT_EINVALID: return "check the GID, LID and P_Key values";
+    case IBAT_EDENIED: return "run as root or as a member of ibatd's admin group";
+    case IBAT_EUNSUPPORTED: return "ibatd is older than this ibat; upgrade it";
+    case IBAT_EDISCONNECTED: return "ibatd went away; see 'journalctl -u ibatd'";
+    default: return {};
+  }
+}
+
+// Throws the CommandError for a failed request.
+void check(ibat_t* h, int status, const std::string& what) {
+  if (status == IBAT_OK) return;
+  std::string message = what + ": " + ibat_strerror(status);
+  std::string detail = ibat_last_message(h);
+  if (!detail.empty() && status != IBAT_EDISCONNECTED) message += " (ibatd says: " + detail + ")";
+  if (auto hint = hint_for(status); !hint.empty()) message += " (" + std::string(hint) + ")";
+  throw CommandError(exit_code_for(status), message);
+}
+
+ibat_gid parse_gid(const std::string& option, const std::string& text) {
+  ibat_gid gid{};
+  if (ibat_parse_gid(text.c_str(), &gid) != IBAT_OK)
+    throw UsageError(option + " '" + text + "' is not a GID (expected e.g. fe80::2:c903:a:1)");
+  return gid;
+}
+
+ibat_target parse_ip(const std::string& option, const std::string& text) {
+  ibat_target t{};
+  if (ibat_parse_ip(text.c_str(), &t) != IBAT_OK)
+    throw UsageError(option + " '" + text + "' is not an IPv4 or IPv6 address");
+  return t;
+}
+
+ibat_target parse_hw(const std::string& option, const std::string& text) {
+  ibat_target t{};
+  if (ibat_parse_hw(text.c_str(), &t) != IBAT_OK)
+    throw UsageError(option + " '" + text +
+                     "' is not an IPoIB hardware address (expected 20 colon-separated hex bytes, e.g. "
+                     "80:00:00:48:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0a:00:01)");
+  return t;
+}
+
+std::uint16_t parse_lid(const std::string& option, const std::string& text) {
+  ibat_target t{};
+  if (ibat_parse_lid(text.c_str(), &t) != IBAT_OK)
+    throw UsageError(option + " '" + text + "' is not a unicast LID (1..49151, decimal or 0x-hex)");
+  return t.u.lid;
+}
+
+std::uint16_t parse_pkey(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long v = std::strtoul(text.c_str(), &end, 0);
+  if (text.empty() || *end != '\0' || errno != 0 || v > 0xFFFF || (v & 0x7FFF) == 0)
+    throw UsageError(option + " '" + text + "' is not a P_Key (expected e.g. 0xffff or 0x8001; low 15 bits not 0)");
+  return static_cast<std::uint16_t>(v);
+}
+
+json fetch_json(ibat_t* h, int listing, const std::string& what) {
+  char* text = nullptr;
+  check(h, ibat_query_json(h, listing, &text), what);
+  std::unique_ptr<char, decltype(&ibat_free)> owned(text, &ibat_free);
+  json doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded()) throw CommandError(kExitFailure, what + ": ibatd sent a reply that is not JSON");
+  return doc;
+}
+
+}  // namespace
+
+int run_resolve(const std::string& socket, const ResolveArgs& args) {
+  ibat_target target{};
+  std::string shown;
+  if (!args.dgid.empty()) {
+    target.type = IBAT_TARGET_GID;
+    target.u.gid = parse_gid("--dgid", args.dgid);
+    shown = args.dgid;
+  } else if (!args.dlid.empty()) {
+    target.type = IBAT_TARGET_LID;
+    target.u.lid = parse_lid("--dlid", args.dlid);
+    shown = "LID " + args.dlid;
+  } else if (!args.ip.empty()) {
+    target = parse_ip("--ip", args.ip);
+    shown = args.ip;
+  } else {
+    target = parse_hw("--hw", args.hw);
+    shown = args.hw;
+  }
+  ibat_resolve_opts opts{};
+  if (!args.sgid.empty()) {
+    opts.flags |= IBAT_RESOLVE_SGID;
+    opts.sgid = parse_gid("--sgid", args.sgid);
+  }
+  if (!args.pkey.empty()) {
+    opts.flags |= IBAT_RESOLVE_PKEY;
+    opts.pkey = parse_pkey("--pkey", args.pkey);
+  }
+  if (args.cache_only) opts.flags |= IBAT_RESOLVE_CACHE_ONLY;
+  if (args.force_sa) opts.flags |= IBAT_RESOLVE_FORCE_SA;
+  opts.timeout_ms = args.timeout_ms;
+
+  Handle h = connect(socket);
+  ibat_path path{};
+  check(h.get(), ibat_resolve_sync(h.get(), &target, &opts, &path), "cannot resolve " + shown);
+  std::cout << (args.json ? path_json(path).dump() + "\n" : path_text(path));
+  return kExitOk;
+}
+
+int run_paths(const std::string& socket, bool as_json) {
+  Handle h = connect(socket);
+  json entries = fetch_json(h.get(), IBAT_LIST_PATHS, "cannot list paths");
+  std::cout << (as_json ? entries.dump() + "\n" : paths_table(entries));
+  return kExitOk;
+}
+
+int run_stats(const std::string& socket, bool as_json, bool prometheus) {
+  Handle h = connect(socket);
+  json stats = fetch_json(h.get(), IBAT_LIST_STATS, "cannot read statistics");
+  std::cout << (as_json ? stats.dump() + "\n" : prometheus ? stats_prometheus(stats) : stats_text(stats));
+  return kExitOk;
+}
+
+int run_flush(const std::string& socket, const std::string& dgid_text, const std::string& pkey_text) {
+  if (dgid_text.empty() && !pkey_text.empty()) throw UsageError("--pkey needs --dgid");
+  std::optional<ibat_gid> dgid;
+  if (!dgid_text.empty()) dgid = parse_gid("--dgid", dgid_text);
+  std::uint16_t pkey = pkey_text.empty() ? 0 : parse_pkey("--pkey", pkey_text);
+  Handle h = connect(socket);
+  check(h.get(), ibat_flush(h.get(), dgid ? &*dgid : nullptr, pkey), "cannot flush");
+  std::cout << (dgid ? "flushed paths to " + dgid_text : std::string("flushed all paths")) << "\n";
+  return kExitOk;
+}
+
+int run_neigh_add(const std::string& socket, const std::string& ip_text, const std::string& hw_text,
+                  const std::string& slid_text) {
+  ibat_target ip = parse_ip("IP", ip_text);
+  ibat_target hw = parse_hw("HWADDR", hw_text);
+  std::uint16_t slid = slid_text.empty() ? 0 : parse_lid("--slid", slid_text);
+  Handle h = connect(socket);
+  check(h.get(), ibat_neigh_add(h.get(), &ip, hw.u.hw, slid), "cannot add neighbour " + ip_text);
+  return kExitOk;
+}
+
+int run_neigh_del(const std::string& socket, const std::string& ip_text) {
+  ibat_target ip = parse_ip("IP", ip_text);
+  Handle h = connect(socket);
+  check(h.get(), ibat_neigh_del(h.get(), &ip), "cannot delete neighbour " + ip_text);
+  return kExitOk;
+}
+
+int run_neigh_list(const std::string& socket, bool as_json) {
+  Handle h = connect(socket);
+  json neighbours = fetch_json(h.get(), IBAT_LIST_NEIGH, "cannot list neighbours");
+  std::cout << (as_json ? neighbours.dump() + "\n" : neighbours_table(neighbours));
+  return kExitOk;
+}
+
+int run_neigh_replay(const std::string& socket, const std::string& file) {
+  auto bytes = ipoib::read_capture_file(file);
+  if (auto* err = std::get_if<ipoib::DecodeError>(&bytes))
+    throw CommandError(kExitFailure, "cannot read " + file + ": " + err->message);
+  auto scanned = ipoib::scan_pcap_arp(std::get<std::vector<std::uint8_t>>(bytes));
+  if (auto* err = std::get_if<ipoib::DecodeError>(&scanned))
+    throw CommandError(kExitFailure, file + " is not a usable pcap capture: " + err->message);
+  const auto& scan = std::get<ipoib::PcapArpScan>(scanned);
+  for (const auto& rejected : scan.rejected) std::cerr << "ibat: " << file << ": skipped " << rejected << "\n";
+  Handle h = connect(socket);
+  for (const auto& arp : scan.arp) {
+    auto update = ipoib::neighbour_update(arp.packet);
+    ibat_target ip{};
+    ibat_parse_ip(update.ip.to_string().c_str(), &ip);
+    check(h.get(), ibat_neigh_add(h.get(), &ip, update.hw.raw.data(), 0),
+          "cannot add neighbour " + update.ip.to_string() + " (record " + std::to_string(arp.record) + ")");
+  }
+  std::cout << "replayed " << scan.arp.size() << " ARP packets from " << file << " (" << scan.records
+            << " records, " << scan.not_ipoib_arp << " not IPoIB ARP, " << scan.rejected.size()
+            << " malformed)\n";
+  return kExitOk;
+}
+
+int run_watch(const std::string& socket, bool as_json) {
+  Handle h = connect(socket);
+  auto print = [](void* user, const char* event) -> int {
+    bool json_lines = *static_cast<bool*>(user);
+    if (json_lines) {
+      std::cout << event << std::endl;
+    } else {
+      json doc = json::parse(event, nullptr, false);
+      std::cout << (doc.is_object() ? event_text(doc) : std::string(event)) << std::endl;
+    }
+    return std::cout ? 0 : 1;  // stop when stdout is gone (e.g. a closed pipe)
+  };
+  check(h.get(), ibat_watch(h.get(), print, &as_json), "watch ended");
+  return kExitOk;
+}
+
+}  // namespace ibat::cli

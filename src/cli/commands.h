@@ -1,0 +1,41 @@
+// The ibat CLI's commands: each validates its arguments (bad input -> UsageError, exit 2),
+// connects to ibatd through libibat, runs one operation and prints the result. Failures are
+// thrown as CommandError with the exit code of exit_codes.h and a message for stderr.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace ibat::cli {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct CommandError : std::runtime_error {
+  CommandError(int exit_code, const std::string& message) : std::runtime_error(message), code(exit_code) {}
+  int code;
+};
+
+struct ResolveArgs {
+  std::string dgid, dlid, ip, hw;  // exactly one is set
+  std::string sgid, pkey;
+  std::uint32_t timeout_ms = 0;
+  bool cache_only = false;
+  bool force_sa = false;
+  bool json = false;
+};
+
+int run_resolve(const std::string& socket, const ResolveArgs& args);
+int run_paths(const std::string& socket, bool json);
+int run_stats(const std::string& socket, bool json, bool prometheus);
+int run_flush(const std::string& socket, const std::string& dgid, const std::string& pkey);
+int run_neigh_add(const std::string& socket, const std::string& ip, const std::string& hw, const std::string& slid);
+int run_neigh_del(const std::string& socket, const std::string& ip);
+int run_neigh_list(const std::string& socket, bool json);
+int run_neigh_replay(const std::string& socket, const std::string& file);
+int run_watch(const std::string& socket, bool json);
+
+}  // namespace ibat::cli

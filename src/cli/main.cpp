@@ -1,0 +1,121 @@
+// ibat: command-line client of ibatd. Parses the command line (CLI11) and runs one command from
+// commands.h; every failure ends with a one-line message on stderr and a documented exit code.
+#include <iostream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "ibat.h"
+
+namespace {
+
+using namespace ibat::cli;
+
+// "neigh add" for `ibat neigh add ...`: the chain of subcommands given on the command line.
+std::string command_name(const CLI::App& app) {
+  std::string name;
+  for (const CLI::App* level = &app;;) {
+    auto subs = level->get_subcommands();
+    if (subs.empty()) return name;
+    level = subs.front();
+    name += (name.empty() ? "" : " ") + level->get_name();
+  }
+}
+
+int fail_usage(const std::string& command, const std::string& message) {
+  std::string prefix = command.empty() ? "ibat" : "ibat " + command;
+  std::cerr << prefix << ": " << message << "\nRun '" << prefix << " --help' for usage.\n";
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ibat: ask ibatd for InfiniBand paths, and manage its cache and neighbour table."};
+  app.require_subcommand(1);
+  app.footer(exit_code_help());
+  std::string socket = ibat_default_socket();
+  app.add_option("--socket", socket, "ibatd's socket (default: $IBAT_SOCKET, else " IBAT_DEFAULT_SOCKET ")")
+      ->type_name("PATH");
+
+  ResolveArgs resolve;
+  auto* resolve_cmd = app.add_subcommand("resolve", "Resolve a destination to a path record");
+  auto* target = resolve_cmd->add_option_group("target", "the destination (exactly one)");
+  target->add_option("--dgid", resolve.dgid, "destination GID")->type_name("GID");
+  target->add_option("--dlid", resolve.dlid, "destination LID")->type_name("LID");
+  target->add_option("--ip", resolve.ip, "destination IP address (through ibatd's neighbour table)")->type_name("ADDR");
+  target->add_option("--hw", resolve.hw, "destination IPoIB hardware address")->type_name("HWADDR");
+  target->require_option(1);
+  resolve_cmd->add_option("--sgid", resolve.sgid, "source GID (default: the local port's)")->type_name("GID");
+  resolve_cmd->add_option("--pkey", resolve.pkey, "P_Key (default: ibatd's default_pkey)")->type_name("P");
+  resolve_cmd->add_option("--timeout", resolve.timeout_ms, "deadline in milliseconds (default: ibatd's)")
+      ->type_name("MS")
+      ->check(CLI::Range(1u, 3'600'000u));
+  resolve_cmd->add_flag("--cache-only", resolve.cache_only, "answer from the cache only, never ask the SA");
+  resolve_cmd->add_flag("--force-sa", resolve.force_sa, "ignore the cache and wait for a fresh SA answer");
+  resolve_cmd->add_flag("--json", resolve.json, "print one JSON object");
+
+  bool paths_json = false;
+  auto* paths_cmd = app.add_subcommand("paths", "List the path cache");
+  paths_cmd->add_flag("--json", paths_json, "print a JSON array");
+
+  bool stats_json = false, stats_prom = false;
+  auto* stats_cmd = app.add_subcommand("stats", "Show ibatd's counters");
+  auto* stats_json_opt = stats_cmd->add_flag("--json", stats_json, "print one JSON object");
+  stats_cmd->add_flag("--prometheus", stats_prom, "print Prometheus text exposition format")->excludes(stats_json_opt);
+
+  std::string flush_dgid, flush_pkey;
+  auto* flush_cmd = app.add_subcommand("flush", "Drop cached paths (all, or those to one destination)");
+  flush_cmd->add_option("--dgid", flush_dgid, "only paths to this GID")->type_name("GID");
+  flush_cmd->add_option("--pkey", flush_pkey, "only this P_Key of --dgid")->type_name("P");
+
+  auto* neigh_cmd = app.add_subcommand("neigh", "Manage the neighbour (IP to IPoIB address) table");
+  neigh_cmd->require_subcommand(1);
+  std::string neigh_ip, neigh_hw, neigh_slid, replay_file;
+  auto* neigh_add = neigh_cmd->add_subcommand("add", "Add or replace a neighbour");
+  neigh_add->add_option("IP", neigh_ip, "IP address")->required();
+  neigh_add->add_option("HWADDR", neigh_hw, "IPoIB hardware address (20 hex bytes)")->required();
+  neigh_add->add_option("--slid", neigh_slid, "source LID seen from it: builds a provisional path")->type_name("LID");
+  auto* neigh_del = neigh_cmd->add_subcommand("del", "Remove a neighbour");
+  neigh_del->add_option("IP", neigh_ip, "IP address")->required();
+  bool neigh_json = false;
+  auto* neigh_list = neigh_cmd->add_subcommand("list", "List neighbours");
+  neigh_list->add_flag("--json", neigh_json, "print a JSON array");
+  auto* neigh_replay = neigh_cmd->add_subcommand("replay", "Add the sender of every IPoIB ARP packet in a capture");
+  neigh_replay->add_option("FILE", replay_file, "pcap file (Linux cooked or IPoIB link type)")->required();
+
+  bool watch_json = false;
+  auto* watch_cmd = app.add_subcommand("watch", "Print ibatd's events as they happen, one per line");
+  watch_cmd->add_flag("--json", watch_json, "print JSON lines");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail_usage(command_name(app), e.what());
+  }
+
+  const std::string command = command_name(app);
+  try {
+    if (resolve_cmd->parsed()) return run_resolve(socket, resolve);
+    if (paths_cmd->parsed()) return run_paths(socket, paths_json);
+    if (stats_cmd->parsed()) return run_stats(socket, stats_json, stats_prom);
+    if (flush_cmd->parsed()) return run_flush(socket, flush_dgid, flush_pkey);
+    if (neigh_add->parsed()) return run_neigh_add(socket, neigh_ip, neigh_hw, neigh_slid);
+    if (neigh_del->parsed()) return run_neigh_del(socket, neigh_ip);
+    if (neigh_list->parsed()) return run_neigh_list(socket, neigh_json);
+    if (neigh_replay->parsed()) return run_neigh_replay(socket, replay_file);
+    if (watch_cmd->parsed()) return run_watch(socket, watch_json);
+  } catch (const UsageError& e) {
+    return fail_usage(command, e.what());
+  } catch (const CommandError& e) {
+    std::cerr << "ibat " << command << ": " << e.what() << "\n";
+    return e.code;
+  }
+  return fail_usage(command, "no command given");
+}
