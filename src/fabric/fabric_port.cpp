@@ -24,15 +24,29 @@ struct FabricPort::Impl {
         monitor(loop, requester, transport.snapshot().gid, static_cast<std::uint8_t>(transport.snapshot().port),
                 opts.poll_interval, monitor_policy(opts),
                 PortMonitor::Events{[this](const core::LocalPort& p, std::uint8_t sl) { on_local_port(p, sl); },
-                                    [this] { on_sm_changed(); }}),
+                                    [this] { on_sm_changed(); },
+                                    [this](std::uint16_t sm_lid, std::function<void(std::optional<bool>)> done) {
+                                      check_sa_state(sm_lid, std::move(done));
+                                    }}),
         traps(requester, transport, RetryPolicy{opts.mad_timeout, opts.mad_retries},
               TrapSubscriber::Events{events.on_gid_in_service, events.on_gid_out_of_service,
-                                     events.on_trap_subscribed}) {}
+                                     [this](std::uint16_t trap, bool ok) { on_trap_subscribed(trap, ok); }}) {}
 
   // A poll must finish well inside its interval: short attempts, one resend.
   static RetryPolicy monitor_policy(const FabricOptions& opts) {
     const core::Duration quarter = opts.poll_interval / 4;
     return RetryPolicy{std::min(opts.mad_timeout, quarter), 1};
+  }
+
+  // The SA lost our subscriptions iff it restarted; only asked once both are confirmed.
+  void check_sa_state(std::uint16_t sm_lid, std::function<void(std::optional<bool>)> done) {
+    if (subscriptions_confirmed < 2) return done(std::nullopt);
+    traps.check_subscribed(sm_lid, sm_sl, transport.snapshot().gid, std::move(done));
+  }
+
+  void on_trap_subscribed(std::uint16_t trap, bool ok) {
+    if (ok) ++subscriptions_confirmed;
+    if (events.on_trap_subscribed) events.on_trap_subscribed(trap, ok);
   }
 
   void on_mad(const ReceivedMad& mad) {
@@ -62,6 +76,7 @@ struct FabricPort::Impl {
 
   // What must be redone with every new SM: trap subscriptions and the broadcast group.
   void refresh_sm_state() {
+    subscriptions_confirmed = 0;
     if (options.subscribe_traps) traps.subscribe(sa.sm_lid(), sm_sl);
     sa.query_broadcast_group(transport.snapshot().gid, options.broadcast_pkey,
                              [this](core::Error error, const core::BroadcastParams& params) {
@@ -92,6 +107,7 @@ struct FabricPort::Impl {
   std::uint8_t sm_sl = 0;
   std::vector<core::PathQuery> queued;
   std::uint64_t sm_changes = 0;
+  int subscriptions_confirmed = 0;  // trap subscriptions the current SA accepted
 };
 
 FabricPort::FabricPort(asio::io_context& loop, const FabricOptions& options, FabricEvents events)

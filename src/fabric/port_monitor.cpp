@@ -64,6 +64,7 @@ std::optional<core::LocalPort> PortMonitor::local_port() const {
 }
 
 void PortMonitor::poll() {
+  ++poll_number_;
   poll_started_ = std::chrono::steady_clock::now();
   observation_ = {};
   in_flight_ = requester_.submit(
@@ -95,10 +96,21 @@ void PortMonitor::on_sm_info(const MadAnswer* answer) {
       observation_.sm = SmSample{info->guid, info->act_count, info->state() == mad::SmState::master};
     }
   }
+  if (observation_.sm && observation_.sm->master && events_.check_sa_state) return check_sa_state();
   finish_poll();
 }
 
+void PortMonitor::check_sa_state() {
+  const std::uint16_t sm_lid = observation_.port ? observation_.port->sm_lid : detector_.port()->sm_lid;
+  events_.check_sa_state(sm_lid, [this, poll = poll_number_](std::optional<bool> kept) {
+    if (poll != poll_number_ || !running_) return;
+    observation_.sa_state_kept = kept;
+    finish_poll();
+  });
+}
+
 void PortMonitor::finish_poll() {
+  ++poll_number_;  // a late SA-state answer for this poll is ignored
   const PollVerdict verdict = detector_.observe(observation_);
   if (verdict.local_port_changed && events_.on_local_port) {
     events_.on_local_port(*local_port(), detector_.port()->sm_sl);

@@ -1,7 +1,8 @@
 // PortMonitor: polls, every `interval`, PortInfo of the local port (directed-route SMP, 0 hops:
 // umad_get_port() is a stale snapshot under umad2sim) and then SMInfo from the SM LID it names
-// (GUID, ActCount, state). SmChangeDetector turns the samples into events, so a restart or
-// fail-over is reported within two poll intervals of the new SM answering.
+// (GUID, ActCount, state), then optionally asks whether the SA still holds our subscription.
+// SmChangeDetector turns the samples into events, so a restart or fail-over is reported within
+// two poll intervals of the new SM answering.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,9 @@ class PortMonitor {
   struct Events {
     std::function<void(const core::LocalPort&, std::uint8_t sm_sl)> on_local_port;
     std::function<void()> on_sm_changed;
+    // Optional: asks the SA at sm_lid whether it still holds our state; `done(nullopt)` when
+    // that cannot be told (nothing confirmed to look for, no answer).
+    std::function<void(std::uint16_t sm_lid, std::function<void(std::optional<bool>)> done)> check_sa_state;
   };
 
   // `port_number`: the local port the PortInfo SMP asks about (attribute modifier).
@@ -36,6 +40,7 @@ class PortMonitor {
   void poll();
   void on_port_info(const MadAnswer* answer);
   void on_sm_info(const MadAnswer* answer);
+  void check_sa_state();
   void finish_poll();
 
   asio::io_context& loop_;
@@ -47,6 +52,7 @@ class PortMonitor {
   Events events_;
   asio::steady_timer timer_;
   bool running_ = false;
+  std::uint64_t poll_number_ = 0;  // tells a stale SA-state answer from the current poll's
   std::optional<MadRequester::Handle> in_flight_;
   std::chrono::steady_clock::time_point poll_started_;
   PollObservation observation_;

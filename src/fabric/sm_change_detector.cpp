@@ -23,6 +23,7 @@ PollVerdict SmChangeDetector::observe(const PollObservation& observation) {
     if (sm.guid != master_->guid) verdict.sm_changed = true;           // another SM took over
     if (sm.act_count < master_->act_count) verdict.sm_changed = true;  // same SM, restarted
     if (sm_lost_) verdict.sm_changed = true;                            // gone, then back
+    if (observation.sa_state_kept == false) verdict.sm_changed = true;  // SA forgot us: restarted
   }
   sm_lost_ = false;
   master_ = sm;

@@ -1,8 +1,9 @@
 // SmChangeDetector: the pure decision behind PortMonitor. Each poll yields what PortInfo (local
 // port) and SMInfo (from the SM) said, or nothing when they went unanswered; the detector says
 // whether the local port view changed and whether the SM changed: fail-over (SM LID or GUID
-// changed) or a restart on the same node (ActCount went backwards, or the SM was unreachable /
-// not MASTER and is MASTER again).
+// changed) or a restart on the same node (ActCount went backwards, the SM was unreachable / not
+// MASTER and is MASTER again, or the SA no longer knows our trap subscription). ActCount alone is
+// not enough: it counts the SM's SMPs, so a quick restart that re-sweeps can overtake the old one.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,8 @@ struct SmSample {
 struct PollObservation {
   std::optional<PortSample> port;  // nullopt: PortInfo unanswered
   std::optional<SmSample> sm;      // nullopt: SMInfo unanswered (or not asked: no SM LID)
+  // Whether the SA still holds our (confirmed) InformInfo subscription; nullopt: not checked.
+  std::optional<bool> sa_state_kept;
 };
 
 struct PollVerdict {

@@ -13,7 +13,40 @@ namespace {
 const MadExpectation kInformInfoAnswer{mad::mgmt_class::kSubnAdm, mad::method::kGetResp, mad::attr::kInformInfo,
                                        true};
 
+const MadExpectation kInformInfoRecordAnswer{mad::mgmt_class::kSubnAdm, mad::method::kGetResp,
+                                             mad::attr::kInformInfoRecord, true};
+constexpr std::size_t kInformInfoRecordSize = 64;  // SubscriberGID, Enum, InformInfo, padding
+constexpr std::uint64_t kIirMaskSubscriberGid = 1;
+
 }  // namespace
+
+void TrapSubscriber::check_subscribed(std::uint16_t sm_lid, std::uint8_t sm_sl, const core::Gid& subscriber,
+                                      std::function<void(std::optional<bool>)> done) {
+  std::array<std::uint8_t, kInformInfoRecordSize> record{};
+  std::copy(subscriber.raw.begin(), subscriber.raw.end(), record.begin());
+  mad::SaHeader sa;
+  sa.component_mask = kIirMaskSubscriberGid;
+  const mad::MadBuffer bytes =
+      mad::build_sa_mad(mad::sa_request_header(mad::method::kGet, 0, mad::attr::kInformInfoRecord), sa, record);
+  OutgoingMad out;
+  out.route = MadRoute::sa;
+  out.dlid = sm_lid;
+  out.sl = sm_sl;
+  out.bytes.assign(bytes.begin(), bytes.end());
+  requester_.submit(std::move(out), kInformInfoRecordAnswer, policy_,
+                    [done = std::move(done)](const MadAnswer* answer) {
+                      if (!answer) return done(std::nullopt);
+                      switch (answer->header.sa_status()) {
+                        case mad::SaStatus::success:
+                        case mad::SaStatus::too_many_records:  // a GET matching both of ours
+                          return done(true);
+                        case mad::SaStatus::no_records:
+                          return done(false);
+                        default:
+                          return done(std::nullopt);
+                      }
+                    });
+}
 
 TrapSubscriber::TrapSubscriber(MadRequester& requester, MadSender& sender, const RetryPolicy& policy,
                                Events events)

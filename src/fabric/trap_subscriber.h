@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "core/types.h"
 #include "fabric/mad_requester.h"
@@ -25,6 +26,10 @@ class TrapSubscriber {
 
   // Sends InformInfo SET for traps 64 and 65 to the SA at sm_lid.
   void subscribe(std::uint16_t sm_lid, std::uint8_t sm_sl);
+  // GET InformInfoRecord by our subscriber GID: done(true) if the SA holds a subscription of
+  // ours, false if it holds none (it restarted), nullopt if it did not say.
+  void check_subscribed(std::uint16_t sm_lid, std::uint8_t sm_sl, const core::Gid& subscriber,
+                        std::function<void(std::optional<bool>)> done);
   // Handles an unsolicited MAD; returns true if it was an SA Report (answered and, if a trap 64/65
   // seen for the first time, reported).
   bool on_unsolicited(const ReceivedMad& mad);

@@ -3,6 +3,7 @@
 // process (one JSON line each); `--monitor S` prints port, SM and trap events as JSON lines.
 // Exit codes: 0 ok, 1 other error, 2 usage, 3 no record, 4 timeout.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -10,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <asio/io_context.hpp>
+#include <asio/signal_set.hpp>
 #include <asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
@@ -63,8 +65,12 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void print_line(const json& j) {
-  std::cout << j.dump() << std::endl;  // flushed: tests read lines while the probe runs
+// Prints one JSON line with the wall-clock time (ms since the epoch) so tests can line events up
+// with the faults they inject; flushed, since tests read lines while the probe runs.
+void print_line(json j) {
+  j["wall_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::system_clock::now().time_since_epoch()).count();
+  std::cout << j.dump() << std::endl;
 }
 
 // Prints every event for `seconds`, then the counters.
@@ -91,6 +97,10 @@ int run_monitor(asio::io_context& loop, ibat::fabric::FabricOptions options, dou
                 {"rate", ibat::core::rate_gbps(b.rate).value_or(0.0)}, {"sl", b.sl}});
   };
   ibat::fabric::FabricPort fabric(loop, options, events);
+  asio::signal_set signals(loop, SIGINT, SIGTERM);  // stop cleanly: the ibsim client slot is freed
+  signals.async_wait([&](const std::error_code& ec, int) {
+    if (!ec) loop.stop();
+  });
   fabric.start();
   loop.run_for(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(seconds)));
   fabric.stop();

@@ -81,14 +81,17 @@ class PortMonitorTest : public ::testing::Test {
   std::vector<core::LocalPort> ports;
   std::size_t port_events = 0;
   std::size_t sm_changes = 0;
-  std::size_t polls_seen = 0;
+  std::optional<bool> sa_state_kept;  // what the fake SA says about our subscription
   PortMonitor monitor{loop, requester, core::Gid::from_parts(0xfe80000000000000ULL, 3), 1, 10ms,
                       RetryPolicy{2ms, 0, 0.25, 8},
                       PortMonitor::Events{[this](const core::LocalPort& p, std::uint8_t) {
                                             ports.push_back(p);
                                             ++port_events;
                                           },
-                                          [this] { ++sm_changes; }}};
+                                          [this] { ++sm_changes; },
+                                          [this](std::uint16_t, std::function<void(std::optional<bool>)> done) {
+                                            done(sa_state_kept);
+                                          }}};
 };
 
 TEST_F(PortMonitorTest, FirstPollReportsTheLocalPort) {
@@ -143,6 +146,15 @@ TEST_F(PortMonitorTest, FailOverToAnotherSmLidIsReported) {
   EXPECT_EQ(sm_changes, 1U);
   ASSERT_EQ(ports.size(), 2U);
   EXPECT_EQ(ports[1].sm_lid.value, 7);
+}
+
+TEST_F(PortMonitorTest, SaThatForgotUsIsReportedAsAnSmChange) {
+  monitor.start();
+  run_until(port_events, 1);
+  subnet.act_count = 1'000'000;  // a restarted SM whose sweep overtook the old ActCount
+  sa_state_kept = false;
+  run_until(sm_changes, 1);
+  EXPECT_EQ(sm_changes, 1U);
 }
 
 }  // namespace

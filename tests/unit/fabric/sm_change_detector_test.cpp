@@ -12,7 +12,9 @@ SmSample master(std::uint64_t guid, std::uint32_t act) { return {guid, act, true
 
 class SmChangeDetectorTest : public ::testing::Test {
  protected:
-  PollVerdict poll(std::optional<PortSample> p, std::optional<SmSample> sm) { return detector.observe({p, sm}); }
+  PollVerdict poll(std::optional<PortSample> p, std::optional<SmSample> sm) {
+    return detector.observe({p, sm, std::nullopt});
+  }
   void settle() {
     ASSERT_TRUE(poll(port(5, 1), master(0x200, 100)).local_port_changed);
     ASSERT_FALSE(poll(port(5, 1), master(0x200, 120)).sm_changed);
@@ -78,6 +80,13 @@ TEST_F(SmChangeDetectorTest, UnansweredPortInfoKeepsTheLastPort) {
   const PollVerdict v = poll(std::nullopt, master(0x200, 130));
   EXPECT_FALSE(v.local_port_changed);
   EXPECT_EQ(detector.port()->lid, 5);
+}
+
+TEST_F(SmChangeDetectorTest, SaForgettingOurSubscriptionIsARestartEvenIfActCountGrew) {
+  settle();
+  EXPECT_FALSE(detector.observe({port(5, 1), master(0x200, 5000), true}).sm_changed);
+  EXPECT_TRUE(detector.observe({port(5, 1), master(0x200, 9000), false}).sm_changed);
+  EXPECT_FALSE(detector.observe({port(5, 1), master(0x200, 9100), std::nullopt}).sm_changed);
 }
 
 }  // namespace
