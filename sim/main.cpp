@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   double bucket_ms = 1000.0;
   double request_timeout_s = 0.0;
   double node_sa_rate = sc.policy.sa_rate;
+  std::uint32_t node_sa_burst = sc.policy.sa_burst;
   std::uint32_t capacity = sc.policy.capacity;
   double sm_restart_at = -1.0;
   double sa_outage_at = -1.0;
@@ -39,6 +40,8 @@ int main(int argc, char** argv) {
   app.add_option("--window", sc.window, "outstanding connects per rank (per node for cached strategies)")
       ->check(CLI::Range(1u, 1u << 20));
   app.add_option("--node-sa-rate", node_sa_rate, "Policy::sa_rate of every node's Resolver, queries/s")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--node-sa-burst", node_sa_burst, "Policy::sa_burst of every node's Resolver")
       ->check(CLI::PositiveNumber);
   app.add_option("--capacity", capacity, "Policy::capacity (cache entries per node)")->check(CLI::PositiveNumber);
   app.add_option("--request-timeout-s", request_timeout_s, "deadline of each resolve (default: Policy)");
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
   sc.mad_timeout_ns = std::llround(mad_timeout_ms * 1e6);
   sc.bucket_ns = std::llround(bucket_ms * 1e6);
   sc.policy.sa_rate = node_sa_rate;
+  sc.policy.sa_burst = node_sa_burst;
   sc.policy.capacity = capacity;
   if (request_timeout_s > 0) {
     sc.request_timeout = std::chrono::duration_cast<ibat::core::Duration>(
