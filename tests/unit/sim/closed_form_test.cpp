@@ -95,5 +95,32 @@ TEST(SmRestart, PerProcessFailsWhileTheSaIsDown) {
   EXPECT_GT(res.sa_dropped, 0u);
 }
 
+Scenario churn(Strategy strategy) {
+  Scenario s;
+  s.workload = Workload::churn;
+  s.strategy = strategy;
+  s.nodes = 16;
+  s.ranks = 4;
+  s.duration_s = 20.0;
+  s.connects_per_rank_s = 2.0;
+  return s;
+}
+
+TEST(Churn, PerProcessQueriesOncePerConnect) {
+  const RunResult res = Simulator(churn(Strategy::per_process)).run();
+  EXPECT_GT(res.requests, 0u);
+  EXPECT_EQ(res.sa_queries, res.requests);
+  EXPECT_EQ(res.failures, 0u);
+}
+
+TEST(Churn, IbatQueriesEachNodeDestinationPairAtMostOnce) {
+  const Scenario s = churn(Strategy::ibat);
+  const RunResult res = Simulator(s).run();
+  EXPECT_GT(res.requests, std::uint64_t{s.nodes} * (s.nodes - 1));  // destinations repeat
+  EXPECT_LE(res.sa_queries, std::uint64_t{s.nodes} * (s.nodes - 1));
+  EXPECT_EQ(res.sa_queries + res.cache_hits + res.coalesced, res.requests);
+  EXPECT_EQ(res.failures, 0u);
+}
+
 }  // namespace
 }  // namespace ibat::sim
