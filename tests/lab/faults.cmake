@@ -1,0 +1,17 @@
+# Fault-injection suite (issue 5 §1): ctest `faults.NAME`, labels lab + faults, one fabric each.
+# Included from tests/lab/CMakeLists.txt; needs ibatd and ibat-load in the same build.
+function(ibat_add_fault_test name script timeout)
+  add_test(NAME faults.${name} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/${script})
+  set_tests_properties(faults.${name} PROPERTIES LABELS "lab;faults" TIMEOUT ${timeout}
+    ENVIRONMENT "IBAT_LAB=${IBAT_LAB};IBAT_TOPOLOGY_DIR=${IBAT_TOPOLOGY_DIR};IBAT_BIN_DIR=${CMAKE_BINARY_DIR}/bin")
+endfunction()
+
+ibat_add_fault_test(sm_restart     faults_sm_restart.sh     300)
+ibat_add_fault_test(sm_kill        faults_sm_kill.sh        300)
+ibat_add_fault_test(sm_failover    faults_sm_failover.sh    300)
+ibat_add_fault_test(new_lids       faults_new_lids.sh       300)
+ibat_add_fault_test(link           faults_link.sh           300)
+ibat_add_fault_test(loss           faults_loss.sh           300)
+ibat_add_fault_test(freeze         faults_freeze.sh         300)
+ibat_add_fault_test(daemon_kill    faults_daemon_kill.sh    300)
+ibat_add_fault_test(clients        faults_clients.sh        300)

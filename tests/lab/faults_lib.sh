@@ -1,0 +1,209 @@
+# Shared helpers for tests/lab/faults_*.sh (issue 5 §1): ibatd on lab nodes with a test config,
+# ibat-load runs and their invariants, daemon RSS and sanitizer checks, report records.
+# Source it after lab_lib.sh. Each script uses one fabric of its own.
+BIN=${IBAT_BIN_DIR:-$LAB_TEST_DIR/../../build/bin}
+IBATD=$BIN/ibatd
+LOAD=$BIN/ibat-load
+[[ -x $IBATD ]] || fail "ibatd not built at $IBATD (build target ibatd)"
+[[ -x $LOAD ]] || fail "ibat-load not built at $LOAD (build target ibat-load)"
+# verify_asan_link_order=0: umad2sim is preloaded into a sanitized ibatd. A small quarantine
+# keeps a sanitized daemon's RSS flat once warm, so RSS growth means a real leak.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:quarantine_size_mb=8:detect_leaks=1}
+
+FAULTS_DIR=$(mktemp -d /tmp/ibat-faults.XXXXXX)
+declare -A DAEMON_PID DAEMON_NODE
+faults_cleanup() {
+  local tag
+  for tag in "${!DAEMON_PID[@]}"; do kill -KILL "${DAEMON_PID[$tag]}" 2>/dev/null || true; done
+  cleanup_fabrics
+  if [[ ${KEEP_FAULTS_DIR:-0} == 1 ]]; then echo "kept $FAULTS_DIR" >&2; else rm -rf "$FAULTS_DIR"; fi
+}
+trap faults_cleanup EXIT
+
+# write_config FILE [TOML LINES...]: a daemon config for fault tests; the extra lines go at the
+# end of [policy] (later keys of the same name are an error in TOML, so the defaults here are
+# the ones scripts don't override).
+write_config() {
+  local file=$1; shift
+  {
+    echo 'log_level = "info"'
+    echo '[policy]'
+    printf '%s\n' "$@"
+    printf '%s\n' "revalidate_jitter_ms = 200" "retry_base_ms = 100" "retry_max_ms = 1000"
+  } | awk -F' *= *' '!seen[$1]++' >"$file"
+  cat >>"$file" <<'TOML'
+[fabric]
+mad_timeout_ms = 200
+mad_retries = 2
+poll_interval_ms = 500
+[snapshot]
+interval_s = 1
+TOML
+}
+
+# start_ibatd NAME NODE TAG CONFIG [ARGS...]: ibatd on NODE with socket $FAULTS_DIR/TAG.sock,
+# snapshot TAG.cache and stderr in TAG.err; returns once it accepts connections.
+start_ibatd() {
+  local name=$1 node=$2 tag=$3 config=$4; shift 4
+  rm -f "$FAULTS_DIR/$tag.sock"
+  (cd "$FAULTS_DIR" && exec "$LAB" run --name "$name" --node "$node" -- "$IBATD" --config "$config" \
+     --socket "$FAULTS_DIR/$tag.sock" --cache-file "$FAULTS_DIR/$tag.cache" "$@" \
+     2>>"$FAULTS_DIR/$tag.err" >/dev/null) &
+  DAEMON_PID[$tag]=$!
+  DAEMON_NODE[$tag]=$node
+  local deadline=$((SECONDS + 20))
+  until [[ -S $FAULTS_DIR/$tag.sock ]]; do
+    kill -0 "${DAEMON_PID[$tag]}" 2>/dev/null || fail "ibatd $tag exited at start: $(tail -5 "$FAULTS_DIR/$tag.err")"
+    ((SECONDS < deadline)) || fail "ibatd $tag: no socket after 20 s"
+    sleep 0.1
+  done
+}
+
+sock() { echo "$FAULTS_DIR/$1.sock"; }
+
+# wait_resolving TAG GID: until one resolve of GID through daemon TAG succeeds (port known, SA up)
+wait_resolving() {
+  local deadline=$((SECONDS + 30))
+  until "$LOAD" --json --socket "$(sock "$1")" --dgid "$2" --count 1 --expect-exists --timeout-ms 2000 >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || fail "ibatd $1 does not resolve $2 within 30 s: $(tail -5 "$FAULTS_DIR/$1.err")"
+    sleep 0.2
+  done
+}
+
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/${DAEMON_PID[$1]}/status"; }
+
+# expect_rss_stable TAG BEFORE_KB: RSS now within max(8 MiB, 25 %) of BEFORE_KB
+expect_rss_stable() {
+  local now; now=$(rss_kb "$1")
+  local bound=$(( $2 / 4 > 8192 ? $2 / 4 : 8192 ))
+  (( now - $2 <= bound )) || fail "ibatd $1 RSS grew from $2 kB to $now kB (bound +$bound kB)"
+  pass "ibatd $1 RSS $2 kB -> $now kB (bound +$bound kB)"
+}
+
+# expect_no_sanitizer_report TAG: nothing from ASan/UBSan/LSan in the daemon's stderr
+expect_no_sanitizer_report() {
+  if grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|Undefined|Leak)' "$FAULTS_DIR/$1.err" >&2; then
+    fail "sanitizer report in ibatd $1's stderr ($FAULTS_DIR/$1.err)"
+  fi
+  pass "no sanitizer report from ibatd $1"
+}
+
+# stop_ibatd TAG: SIGTERM; the daemon must exit 0 without a sanitizer report
+stop_ibatd() {
+  local pid=${DAEMON_PID[$1]} rc=0
+  kill -TERM "$pid"
+  wait "$pid" || rc=$?
+  unset "DAEMON_PID[$1]"
+  expect_no_sanitizer_report "$1"
+  [[ $rc -eq 0 ]] || fail "ibatd $1 exited $rc after SIGTERM: $(tail -5 "$FAULTS_DIR/$1.err")"
+  pass "ibatd $1 stopped cleanly"
+}
+
+# kill_ibatd TAG: SIGKILL (no snapshot write, no cleanup)
+kill_ibatd() {
+  kill -KILL "${DAEMON_PID[$1]}"
+  wait "${DAEMON_PID[$1]}" 2>/dev/null || true
+  unset "DAEMON_PID[$1]"
+}
+
+# write_dgids NAME FILE [--lids] [--except NODE...]: the fabric's HCA GIDs (with their current
+# LIDs as the expected DLID when --lids), from `ibat-lab hosts --json`
+write_dgids() {
+  local name=$1 file=$2; shift 2
+  "$LAB" hosts --name "$name" --json | python3 -c '
+import json, sys
+args = sys.argv[1:]
+lids = "--lids" in args
+skip = set(args[args.index("--except") + 1:]) if "--except" in args else set()
+for h in json.load(sys.stdin):
+    if h["node"] not in skip:
+        print(h["gid"], h["lid"] if lids else "")' "$@" >"$file"
+}
+
+# load_start OUT ARGS...: ibat-load --json in the background (sets LOAD_PID)
+load_start() {
+  local out=$1; shift
+  "$LOAD" --json "$@" >"$out" 2>"$out.err" &
+  LOAD_PID=$!
+}
+
+# load_wait OUT WHAT: waits for the background load; it must exit 0 (all invariants hold)
+load_wait() {
+  local rc=0
+  wait "$LOAD_PID" || rc=$?
+  load_verdict "$1" "$2" "$rc"
+}
+
+# load_run OUT WHAT ARGS...: ibat-load --json in the foreground; it must exit 0
+load_run() {
+  local out=$1 what=$2 rc=0; shift 2
+  "$LOAD" --json "$@" >"$out" 2>"$out.err" || rc=$?
+  load_verdict "$out" "$what" "$rc"
+}
+
+load_verdict() {
+  [[ $3 -eq 0 ]] || fail "$2: ibat-load exit $3: $(cat "$1" "$1.err")"
+  pass "$2: $(load_line "$1")"
+}
+
+# load_line OUT: one-line summary of a load JSON
+load_line() {
+  python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+lat = s["latency_ms"]
+print("{} sent, {} answered, twice {}, dlid0 {}, failures {}, uncached {}, max {} ms, SA queries {}".format(
+    s["sent"], s["answered"], s["answered_twice"], s["dlid0"], s["failures"] or 0,
+    s["uncached_requests"], lat["max"], s["sa_queries"]))' "$1"
+}
+
+# jq_py OUT EXPR: evaluates a Python expression over the load JSON `s`
+jq_py() { python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+# report SCENARIO OUT [NOTE]: keeps a load JSON for scripts/faults-report.sh
+report() {
+  [[ -n ${IBAT_FAULTS_REPORT_DIR:-} ]] || return 0
+  mkdir -p "$IBAT_FAULTS_REPORT_DIR"
+  python3 -c '
+import json, sys
+s = json.load(open(sys.argv[2]))
+s["scenario"] = sys.argv[1]
+s["note"] = sys.argv[3]
+with open(sys.argv[4], "a") as f:
+    f.write(json.dumps(s) + "\n")' "$1" "$2" "${3:-}" "$IBAT_FAULTS_REPORT_DIR/results.jsonl"
+}
+
+# faults_setup NAME TOPOLOGY_ARGS... : fabric NAME up (fattree-32 plus the given `up` options),
+# ibatd A on h0001 and B on h0002 with $FAULTS_DIR/ibatd.toml (write it before, or the default
+# test config is used), the destination list $DGIDS (every HCA), both caches warmed, and a short
+# steady load so that RSS baselines (RSS_A, RSS_B) are taken on warm daemons.
+# Sets LOAD_ARGS: the standard load over both daemons (cached + 5 % uncached, paced; request
+# deadline $LOAD_TIMEOUT_MS, default 15 s).
+faults_setup() {
+  local name=$1; shift
+  lab_up "$name" --topology "$TOPO/fattree-32.net" "$@" >/dev/null
+  CONFIG=$FAULTS_DIR/ibatd.toml
+  [[ -s $CONFIG ]] || write_config "$CONFIG" "retry_count = 12"
+  DGIDS=$FAULTS_DIR/dgids
+  write_dgids "$name" "$DGIDS"
+  local first; first=$(awk 'NR == 1 {print $1}' "$DGIDS")
+  start_ibatd "$name" h0001 A "$CONFIG"
+  start_ibatd "$name" h0002 B "$CONFIG"
+  wait_resolving A "$first"
+  wait_resolving B "$first"
+  LOAD_ARGS=(--socket "$(sock A)" --socket "$(sock B)" --dgids "$DGIDS" --connections 4 --depth 8
+             --rate 1500 --uncached-share 0.05 --timeout-ms "${LOAD_TIMEOUT_MS:-15000}" --expect-exists)
+  load_run "$FAULTS_DIR/warm.json" "warm-up (every destination cached on both daemons)" \
+    --socket "$(sock A)" --socket "$(sock B)" --dgids "$DGIDS" --connections 2 --depth 16 --duration 2 --rate 1500 --expect-exists
+  RSS_A=$(rss_kb A)
+  RSS_B=$(rss_kb B)
+}
+
+# faults_finish: both daemons kept a stable RSS, stop cleanly, and reported nothing to sanitizers
+faults_finish() {
+  local tag
+  for tag in A B; do
+    expect_rss_stable "$tag" "$( [[ $tag == A ]] && echo "$RSS_A" || echo "$RSS_B")"
+    stop_ibatd "$tag"
+  done
+}

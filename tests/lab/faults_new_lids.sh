@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# faults.new_lids: `sm restart --new-lids` moves every HCA LID under load through two ibatd. No
+# failure, no DLID 0, each request answered once; after revalidation every path served carries
+# the new DLID (compared with `ibat-lab hosts --json`). Reports SM up -> all entries revalidated.
+source "$(dirname "$0")/lab_lib.sh"
+source "$(dirname "$0")/faults_lib.sh"
+name=$(lab_name fnl)
+faults_setup "$name"
+old_lids=$(lids "$name")
+
+out=$FAULTS_DIR/load.json
+load_start "$out" "${LOAD_ARGS[@]}" --duration 600
+sleep 1  # load before the fault
+"$LAB" sm --name "$name" restart --new-lids >/dev/null 2>&1
+sm_up_ms=$(date +%s%3N)  # `sm restart` returns once OpenSM logged SUBNET UP
+new_lids=$(lids "$name")
+[[ $new_lids != "$old_lids" ]] || fail "restart --new-lids kept the LIDs"
+pass "every HCA LID moved"
+expected=$FAULTS_DIR/dgids-new
+write_dgids "$name" "$expected" --lids
+
+# served_new_lids TAG: one cached answer per destination, each with the DLID `hosts` reports now
+served_new_lids() {
+  "$LOAD" --json --socket "$(sock "$1")" --dgids "$expected" --count "$(wc -l <"$expected")" \
+    --depth 64 --timeout-ms 15000 --expect-exists >"$FAULTS_DIR/check-$1.json" 2>/dev/null
+}
+deadline=$((SECONDS + 60))
+until served_new_lids A && served_new_lids B; do
+  ((SECONDS < deadline)) || fail "old DLIDs still served 60 s after the SM came up: $(cat "$FAULTS_DIR"/check-*.json)"
+  sleep 0.1
+done
+revalidated_ms=$(( $(date +%s%3N) - sm_up_ms ))
+pass "both daemons serve only new DLIDs ${revalidated_ms} ms after SUBNET UP"
+kill -INT "$LOAD_PID"
+load_wait "$out" "load through sm restart --new-lids"
+load_run "$FAULTS_DIR/after.json" "load after revalidation: every answer carries the new DLID" \
+  --socket "$(sock A)" --socket "$(sock B)" --dgids "$expected" --connections 4 --depth 8 \
+  --duration 2 --rate 1500 --timeout-ms 15000 --expect-exists
+report "sm restart --new-lids (all 32 LIDs move)" "$out" "all entries revalidated ${revalidated_ms} ms after SUBNET UP"
+report "… then every answer checked against the new LIDs" "$FAULTS_DIR/after.json"
+faults_finish
