@@ -7,6 +7,13 @@ source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/faults_lib.sh"
 name=$(lab_name fcl)
 faults_setup "$name"
+many_args=(--socket "$(sock A)" --socket "$(sock B)" --dgids "$DGIDS" --connections 500 --depth 4 --count 20000
+           --uncached-share 0.05 --timeout-ms 15000 --expect-exists)
+# 500 connections need per-connection buffers: take the RSS baselines once that peak has been
+# reached, so that what is compared at the end is growth from a leak, not the first peak.
+load_run "$FAULTS_DIR/many-warm.json" "500 concurrent connections (first round, before the RSS baselines)" "${many_args[@]}"
+RSS_A=$(rss_kb A)
+RSS_B=$(rss_kb B)
 
 steady=$FAULTS_DIR/steady.json
 load_start "$steady" "${LOAD_ARGS[@]}" --duration 600
@@ -31,8 +38,7 @@ abandoned=$(jq_py "$hangups" 's["abandoned"]')
 pass "$closes connections closed with $abandoned requests in flight"
 
 many=$FAULTS_DIR/many.json
-load_run "$many" "500 concurrent connections" --socket "$(sock A)" --socket "$(sock B)" --dgids "$DGIDS" \
-  --connections 500 --depth 4 --count 20000 --uncached-share 0.05 --timeout-ms 15000 --expect-exists
+load_run "$many" "500 concurrent connections (second round)" "${many_args[@]}"
 
 LOAD_PID=$steady_pid
 kill -INT "$LOAD_PID"
