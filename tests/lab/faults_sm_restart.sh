@@ -15,5 +15,10 @@ pass "OpenSM restarted 10 times"
 sleep 1  # one more daemon poll period of load after the last restart
 kill -INT "$LOAD_PID"
 load_wait "$out" "load through 10 SM restarts"
+for tag in A B; do
+  changes=$(grep -c 'SM changed' "$FAULTS_DIR/$tag.err" || true)
+  ((changes >= 10)) || fail "ibatd $tag noticed $changes SM changes for 10 restarts"
+  pass "ibatd $tag noticed $changes SM changes"
+done
 report "OpenSM SIGTERM + restart ×10" "$out"
 faults_finish
