@@ -1,0 +1,579 @@
+// Tests of ibatd's Service without a fabric: a fake SA sink, the event loop on a thread, and
+// blocking clients speaking the native protocol over a temp socket. Covers pipelining with out of
+// order replies, malformed and truncated input, the per-connection cap, disconnects with requests
+// in flight, privileged operations (injected check and real SO_PEERCRED), WATCH, STATS, shutdown
+// with pending requests, and the warm cache across a restart (good and corrupt snapshot).
+#include "server/daemon/service.h"
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/post.hpp>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "server/protocol/frame_splitter.h"
+#include "server/protocol/messages.h"
+
+namespace ibat::server {
+namespace {
+
+using namespace std::chrono_literals;
+using protocol::Op;
+using protocol::Status;
+
+const core::Gid kLocalGid = core::Gid::from_parts(0xfe80000000000000ULL, 0x1);
+core::Gid gid(std::uint64_t n) { return core::Gid::from_parts(0xfe80000000000000ULL, n); }
+
+core::PathRecord path_to(const core::Gid& dgid, std::uint16_t dlid) {
+  core::PathRecord p;
+  p.sgid = kLocalGid;
+  p.dgid = dgid;
+  p.slid = core::Lid{1};
+  p.dlid = core::Lid{dlid};
+  p.mtu = 4;
+  p.rate = 3;
+  p.reversible = true;
+  p.numb_path = 1;
+  return p;
+}
+
+// The SA: records queries; the test answers them through the loop.
+class FakeSink : public core::QuerySink {
+ public:
+  void send_path_query(const core::PathQuery& q) override {
+    std::lock_guard lock(mutex_);
+    queries_.push_back(q);
+    changed_.notify_all();
+  }
+  core::PathQuery wait_query(std::size_t index) {
+    std::unique_lock lock(mutex_);
+    EXPECT_TRUE(changed_.wait_for(lock, 5s, [&] { return queries_.size() > index; })) << "no query " << index;
+    return queries_.size() > index ? queries_[index] : core::PathQuery{};
+  }
+  std::size_t count() {
+    std::lock_guard lock(mutex_);
+    return queries_.size();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<core::PathQuery> queries_;
+};
+
+struct Frame {
+  protocol::FrameHeader header;
+  std::vector<std::uint8_t> payload;
+  std::string text() const { return std::string(payload.begin(), payload.end()); }
+};
+
+// A blocking native-protocol client.
+class Client {
+ public:
+  explicit Client(const std::string& path) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  ~Client() { close(); }
+  bool connected() const { return connected_; }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  void send(const std::vector<std::uint8_t>& bytes) {
+    ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+  }
+  void resolve(std::uint32_t id, const core::Gid& dgid, bool cache_only = false) {
+    core::ResolveRequest r;
+    r.target = dgid;
+    r.cache_only = cache_only;
+    std::vector<std::uint8_t> out;
+    protocol::append_resolve_request(out, id, r);
+    send(out);
+  }
+  void request(Op op, std::uint32_t id) {
+    std::vector<std::uint8_t> out;
+    protocol::append_empty_request(out, id, op);
+    send(out);
+  }
+  // The next frame, or nullopt on EOF / timeout.
+  std::optional<Frame> next(std::chrono::milliseconds timeout = 5s) {
+    while (frames_.empty()) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return std::nullopt;
+      std::array<std::uint8_t, 65536> buf{};
+      ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
+      if (n <= 0) {
+        eof_ = true;
+        return std::nullopt;
+      }
+      auto error = splitter_.feed(std::span<const std::uint8_t>(buf.data(), static_cast<std::size_t>(n)),
+                                  [&](const protocol::FrameHeader& h, std::span<const std::uint8_t> payload) {
+                                    frames_.push_back(Frame{h, {payload.begin(), payload.end()}});
+                                  });
+      EXPECT_FALSE(error) << "daemon sent a bad frame";
+    }
+    Frame f = frames_.front();
+    frames_.erase(frames_.begin());
+    return f;
+  }
+  // True when the daemon closes the connection (after any frames still queued).
+  bool closed_by_peer() {
+    while (next(5s)) {
+    }
+    return eof_;
+  }
+  // The whole body of a (possibly chunked) reply.
+  std::string body(std::uint32_t id) {
+    std::string text;
+    while (auto f = next()) {
+      EXPECT_EQ(f->header.id, id);
+      text += f->text();
+      if (!f->header.more()) break;
+    }
+    return text;
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  bool eof_ = false;
+  protocol::FrameSplitter splitter_;
+  std::vector<Frame> frames_;
+};
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("ibat-service-test-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    config_.server.socket = (dir_ / "ibatd.sock").string();
+    config_.snapshot.cache_file = (dir_ / "cache").string();
+    config_.snapshot.interval_s = 0;
+  }
+  void TearDown() override {
+    stop_loop();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Runs `f` on the loop thread and waits for it.
+  template <class F>
+  auto on_loop(F f) {
+    std::packaged_task<decltype(f())()> task(std::move(f));
+    auto result = task.get_future();
+    asio::post(loop_, [&task] { task(); });
+    return result.get();
+  }
+  void start(std::function<bool(const PeerCredentials&)> may_administer = {}) {
+    loop_.restart();
+    service_ = std::make_unique<Service>(loop_, config_, sink_, std::move(may_administer));
+    service_->start();
+    service_->on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{1}, true});
+    work_.emplace(loop_.get_executor());
+    thread_ = std::thread([this] { loop_.run(); });
+  }
+  void stop_loop() {
+    if (!thread_.joinable()) return;
+    on_loop([this] { service_.reset(); });  // while the work guard keeps the loop running
+    work_.reset();
+    loop_.stop();
+    thread_.join();
+  }
+  void answer(const core::PathQuery& q, std::uint16_t dlid) {
+    on_loop([&] { service_->on_query_result(q.id, core::QueryResult{core::Error::ok, path_to(*q.dgid, dlid)}); });
+  }
+  core::ResolveResult resolve_reply(const Frame& f) {
+    auto decoded = protocol::decode_resolve_reply(f.header.status, f.payload);
+    EXPECT_TRUE(decoded) << decoded.error();
+    return decoded ? decoded.value() : core::ResolveResult{};
+  }
+  // Resolves `dgid` once through the fake SA so it is cached.
+  void warm(Client& c, std::uint32_t id, const core::Gid& dgid, std::uint16_t dlid) {
+    std::size_t index = sink_.count();
+    c.resolve(id, dgid);
+    answer(sink_.wait_query(index), dlid);
+    auto f = c.next();
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->header.status, Status::ok);
+  }
+
+  std::filesystem::path dir_;
+  DaemonConfig config_;
+  FakeSink sink_;
+  asio::io_context loop_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+  std::unique_ptr<Service> service_;
+  std::thread thread_;
+};
+
+TEST_F(ServiceTest, PipelinedRequestsAreAnsweredOutOfOrder) {
+  start();
+  Client c(config_.server.socket);
+  ASSERT_TRUE(c.connected());
+  c.resolve(1, gid(0xA));
+  c.resolve(2, gid(0xB));
+  core::PathQuery qa = sink_.wait_query(0);
+  core::PathQuery qb = sink_.wait_query(1);
+  EXPECT_EQ(*qa.dgid, gid(0xA));
+  EXPECT_EQ(*qb.dgid, gid(0xB));
+  answer(qb, 11);
+  auto first = c.next();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->header.id, 2u);
+  EXPECT_EQ(first->header.op, protocol::reply_op(Op::resolve));
+  EXPECT_EQ(resolve_reply(*first).path.dlid.value, 11);
+  answer(qa, 10);
+  auto second = c.next();
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->header.id, 1u);
+  EXPECT_EQ(resolve_reply(*second).path.dlid.value, 10);
+  // Now cached: answered at once, no new query.
+  c.resolve(3, gid(0xA));
+  auto third = c.next();
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->header.id, 3u);
+  EXPECT_EQ(resolve_reply(*third).state, core::EntryState::valid);
+  EXPECT_EQ(sink_.count(), 2u);
+}
+
+TEST_F(ServiceTest, MalformedFrameGetsAnErrorThenCloseAndOthersAreStillServed) {
+  start();
+  Client good(config_.server.socket);
+  warm(good, 1, gid(0xA), 10);
+
+  Client bad_version(config_.server.socket);
+  std::vector<std::uint8_t> frame;
+  protocol::append_empty_request(frame, 7, Op::stats);
+  frame[4] = 9;  // version
+  bad_version.send(frame);
+  auto error = bad_version.next();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->header.op, 0xFF);
+  EXPECT_EQ(error->header.status, Status::unsupported);
+  EXPECT_TRUE(bad_version.closed_by_peer());
+
+  Client bad_payload(config_.server.socket);
+  std::vector<std::uint8_t> short_resolve;
+  protocol::append_frame(short_resolve, protocol::FrameHeader{1, 1, Status::ok, 0, 5, 3},
+                         std::vector<std::uint8_t>{1, 0, 0});
+  bad_payload.send(short_resolve);
+  error = bad_payload.next();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->header.op, 0xFF);
+  EXPECT_EQ(error->header.status, Status::malformed);
+  EXPECT_EQ(error->header.id, 5u);
+  EXPECT_FALSE(error->text().empty());
+  EXPECT_TRUE(bad_payload.closed_by_peer());
+
+  Client huge(config_.server.socket);
+  huge.send({0xFF, 0xFF, 0xFF, 0xFF, 1, 1, 0, 0, 0, 0, 0, 1});
+  error = huge.next();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->header.status, Status::malformed);
+  EXPECT_TRUE(huge.closed_by_peer());
+
+  {  // truncated: half a frame, then the client goes away
+    Client truncated(config_.server.socket);
+    std::vector<std::uint8_t> half;
+    protocol::append_empty_request(half, 1, Op::stats);
+    half.resize(7);
+    truncated.send(half);
+  }
+
+  good.resolve(2, gid(0xA));
+  auto reply = good.next();
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->header.id, 2u);
+  EXPECT_EQ(reply->header.status, Status::ok);
+}
+
+TEST_F(ServiceTest, UnknownOpIsUnsupportedButKeepsTheConnection) {
+  start();
+  Client c(config_.server.socket);
+  std::vector<std::uint8_t> frame;
+  protocol::append_frame(frame, protocol::FrameHeader{1, 0x42, Status::ok, 0, 3, 0}, {});
+  c.send(frame);
+  auto f = c.next();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.status, Status::unsupported);
+  c.request(Op::stats, 4);
+  EXPECT_FALSE(c.body(4).empty());
+}
+
+TEST_F(ServiceTest, PerConnectionCapAnswersOverloadedAtOnce) {
+  config_.server.max_outstanding_per_connection = 2;
+  start();
+  Client c(config_.server.socket);
+  c.resolve(1, gid(0xA));
+  c.resolve(2, gid(0xB));
+  c.resolve(3, gid(0xC));
+  auto f = c.next();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.id, 3u);
+  EXPECT_EQ(f->header.status, Status::overloaded);
+  // Another connection has its own budget.
+  Client other(config_.server.socket);
+  other.resolve(1, gid(0xD));
+  sink_.wait_query(2);
+  EXPECT_EQ(sink_.count(), 3u);
+}
+
+TEST_F(ServiceTest, DuplicateOutstandingIdIsMalformed) {
+  start();
+  Client c(config_.server.socket);
+  c.resolve(1, gid(0xA));
+  c.resolve(1, gid(0xB));
+  auto f = c.next();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.op, 0xFF);
+  EXPECT_EQ(f->header.status, Status::malformed);
+  EXPECT_TRUE(c.closed_by_peer());
+  EXPECT_EQ(on_loop([&] { return service_->resolver().stats().pending; }), 0u);
+}
+
+TEST_F(ServiceTest, DisconnectCancelsRequestsInFlight) {
+  start();
+  {
+    Client c(config_.server.socket);
+    c.resolve(1, gid(0xA));
+    c.resolve(2, gid(0xB));
+    sink_.wait_query(1);
+    EXPECT_EQ(on_loop([&] { return service_->resolver().stats().pending; }), 2u);
+  }
+  // The loop notices the EOF; a STATS round trip on another connection orders after it.
+  Client probe(config_.server.socket);
+  for (int i = 0; i < 100 && on_loop([&] { return service_->resolver().stats().pending; }) != 0; ++i) {
+    probe.request(Op::stats, static_cast<std::uint32_t>(i));
+    probe.body(static_cast<std::uint32_t>(i));
+  }
+  EXPECT_EQ(on_loop([&] { return service_->resolver().stats().pending; }), 0u);
+  // The late SA answer completes nothing and breaks nothing.
+  answer(sink_.wait_query(0), 10);
+  EXPECT_EQ(on_loop([&] { return service_->resolver().stats().pending; }), 0u);
+}
+
+TEST_F(ServiceTest, CancelAnswersTheTargetCancelled) {
+  start();
+  Client c(config_.server.socket);
+  c.resolve(1, gid(0xA));
+  sink_.wait_query(0);
+  std::vector<std::uint8_t> out;
+  protocol::append_cancel(out, 2, protocol::CancelRequest{1});
+  c.send(out);
+  auto cancelled = c.next();
+  ASSERT_TRUE(cancelled);
+  EXPECT_EQ(cancelled->header.id, 1u);
+  EXPECT_EQ(cancelled->header.status, Status::cancelled);
+  auto ack = c.next();
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->header.id, 2u);
+  EXPECT_EQ(ack->header.status, Status::ok);
+}
+
+TEST_F(ServiceTest, PrivilegedOperationsFollowTheInjectedCheck) {
+  bool allow = false;
+  start([&allow](const PeerCredentials&) { return allow; });
+  Client c(config_.server.socket);
+  protocol::NeighAdd add{*core::IpAddr::parse("10.0.0.2"), core::HwAddr::from(0x48, gid(0xA)), core::Lid{7}};
+  std::vector<std::uint8_t> out;
+  protocol::append_neigh_add(out, 1, add);
+  protocol::append_flush(out, 2, protocol::FlushRequest{});
+  c.send(out);
+  auto denied = c.next();
+  ASSERT_TRUE(denied);
+  EXPECT_EQ(denied->header.status, Status::denied);
+  denied = c.next();
+  ASSERT_TRUE(denied);
+  EXPECT_EQ(denied->header.status, Status::denied);
+  EXPECT_TRUE(on_loop([&] { return service_->resolver().neighbours().empty(); }));
+
+  on_loop([&] { allow = true; });
+  out.clear();
+  protocol::append_neigh_add(out, 3, add);
+  c.send(out);
+  auto ok = c.next();
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->header.status, Status::ok);
+  c.request(Op::neigh_list, 4);
+  nlohmann::json list = nlohmann::json::parse(c.body(4));
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["ip"], "10.0.0.2");
+  EXPECT_EQ(list[0]["slid"], 7);
+}
+
+// The real SO_PEERCRED path: a child that dropped to uid 65534 is refused FLUSH.
+TEST_F(ServiceTest, NonRootPeerIsDeniedByItsCredentials) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch uid";
+  start();
+  std::filesystem::permissions(dir_, std::filesystem::perms::all);  // let uid 65534 reach the socket
+  std::vector<std::uint8_t> flush;
+  protocol::append_flush(flush, 9, protocol::FlushRequest{});
+  std::string path = config_.server.socket;
+  pid_t child = ::fork();
+  if (child == 0) {  // only syscalls from here: the parent has threads
+    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) ::_exit(10);
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) ::_exit(11);
+    if (::write(fd, flush.data(), flush.size()) != static_cast<ssize_t>(flush.size())) ::_exit(12);
+    std::uint8_t reply[12];
+    if (::read(fd, reply, sizeof(reply)) != 12) ::_exit(13);
+    ::_exit(reply[6]);  // the status byte
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), static_cast<int>(Status::denied));
+
+  Client root(config_.server.socket);  // this process is root: allowed
+  root.send(flush);
+  auto ok = root.next();
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->header.status, Status::ok);
+}
+
+TEST_F(ServiceTest, StatsHaveTheDocumentedFields) {
+  start();
+  Client c(config_.server.socket);
+  warm(c, 1, gid(0xA), 10);
+  c.resolve(2, gid(0xA));
+  c.next();
+  c.request(Op::stats, 3);
+  nlohmann::json stats = nlohmann::json::parse(c.body(3));
+  for (const char* key : {"resolves", "cache_hits", "stale_hits", "provisional_hits", "misses", "coalesced",
+                          "sa_queries", "sa_retries", "sa_timeouts", "sa_errors", "failures", "evictions",
+                          "entries", "pending", "inflight", "sm_changes", "fabric", "server"}) {
+    EXPECT_TRUE(stats.contains(key)) << key;
+  }
+  EXPECT_EQ(stats["resolves"], 2);
+  EXPECT_EQ(stats["cache_hits"], 1);
+  EXPECT_EQ(stats["sa_queries"], 1);
+  EXPECT_EQ(stats["failures"]["total"], 0);
+  EXPECT_TRUE(stats["failures"].contains("timeout"));
+  EXPECT_EQ(stats["server"]["connections"], 1);
+}
+
+TEST_F(ServiceTest, PathsListsTheCache) {
+  start();
+  Client c(config_.server.socket);
+  warm(c, 1, gid(0xA), 10);
+  c.request(Op::paths, 2);
+  nlohmann::json paths = nlohmann::json::parse(c.body(2));
+  ASSERT_EQ(paths.size(), 1u);
+  EXPECT_EQ(paths[0]["dgid"], gid(0xA).to_string());
+  EXPECT_EQ(paths[0]["dlid"], 10);
+  EXPECT_EQ(paths[0]["mtu"], 2048);
+  EXPECT_EQ(paths[0]["state"], "valid");
+}
+
+TEST_F(ServiceTest, WatchStreamsEvents) {
+  start();
+  Client c(config_.server.socket);
+  c.request(Op::watch, 5);
+  c.request(Op::stats, 6);  // orders the WATCH before the event below
+  c.body(6);
+  on_loop([&] { service_->on_sm_changed(); });
+  auto event = c.next();
+  ASSERT_TRUE(event);
+  EXPECT_EQ(event->header.id, 5u);
+  EXPECT_TRUE(event->header.more());
+  nlohmann::json body = nlohmann::json::parse(event->text());
+  EXPECT_EQ(body["event"], "sm_change");
+  EXPECT_TRUE(body.contains("time_ms"));
+}
+
+TEST_F(ServiceTest, ShutdownAnswersPendingRequestsCancelledAndWritesTheSnapshot) {
+  start();
+  Client c(config_.server.socket);
+  warm(c, 1, gid(0xA), 10);
+  c.resolve(2, gid(0xB));
+  sink_.wait_query(1);
+  std::promise<void> done;
+  asio::post(loop_, [&] { service_->shutdown([&] { done.set_value(); }); });
+  auto cancelled = c.next();
+  ASSERT_TRUE(cancelled);
+  EXPECT_EQ(cancelled->header.id, 2u);
+  EXPECT_EQ(cancelled->header.status, Status::cancelled);
+  EXPECT_TRUE(c.closed_by_peer());
+  ASSERT_EQ(done.get_future().wait_for(5s), std::future_status::ready);
+  EXPECT_TRUE(std::filesystem::exists(config_.snapshot.cache_file));
+  EXPECT_FALSE(std::filesystem::exists(config_.server.socket));
+}
+
+TEST_F(ServiceTest, WarmCacheSurvivesARestart) {
+  start();
+  {
+    Client c(config_.server.socket);
+    warm(c, 1, gid(0xA), 10);
+  }
+  std::promise<void> done;
+  asio::post(loop_, [&] { service_->shutdown([&] { done.set_value(); }); });
+  ASSERT_EQ(done.get_future().wait_for(5s), std::future_status::ready);
+  stop_loop();
+
+  start();
+  Client c(config_.server.socket);
+  c.resolve(2, gid(0xA), /*cache_only=*/true);
+  auto f = c.next();
+  ASSERT_TRUE(f);
+  ASSERT_EQ(f->header.status, Status::ok);
+  core::ResolveResult r = resolve_reply(*f);
+  EXPECT_EQ(r.path.dlid.value, 10);
+  EXPECT_EQ(r.state, core::EntryState::stale);
+}
+
+TEST_F(ServiceTest, CorruptSnapshotIsIgnored) {
+  std::ofstream(config_.snapshot.cache_file) << "IBATSNAP but not really a snapshot at all";
+  start();
+  Client c(config_.server.socket);
+  c.resolve(1, gid(0xA), /*cache_only=*/true);
+  auto f = c.next();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.status, Status::no_record);
+  EXPECT_EQ(on_loop([&] { return service_->resolver().stats().entries; }), 0u);
+}
+
+TEST_F(ServiceTest, ReloadAppliesThePolicy) {
+  start();
+  DaemonConfig next = config_;
+  next.policy.path_ttl = 42s;
+  next.server.max_outstanding_per_connection = 1;
+  on_loop([&] { service_->reload(next); });
+  EXPECT_EQ(on_loop([&] { return service_->resolver().policy().path_ttl; }), 42s);
+  Client c(config_.server.socket);
+  c.resolve(1, gid(0xA));
+  c.resolve(2, gid(0xB));
+  auto f = c.next();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.id, 2u);
+  EXPECT_EQ(f->header.status, Status::overloaded);
+}
+
+TEST_F(ServiceTest, ASecondDaemonOnTheSameSocketIsRefused) {
+  start();
+  asio::io_context other_loop;
+  FakeSink other_sink;
+  Service other(other_loop, config_, other_sink);
+  EXPECT_THROW(other.start(), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace ibat::server
