@@ -193,7 +193,12 @@ faults_setup() {
   wait_resolving B "$first"
   LOAD_ARGS=(--socket "$(sock A)" --socket "$(sock B)" --dgids "$DGIDS" --connections 4 --depth 8
              --rate 1500 --uncached-share 0.05 --timeout-ms "${LOAD_TIMEOUT_MS:-15000}" --expect-exists)
-  load_run "$FAULTS_DIR/warm.json" "warm-up (every destination cached on both daemons)" \
+  local tag
+  for tag in A B; do
+    load_run "$FAULTS_DIR/warm-$tag.json" "warm-up: every destination once through ibatd $tag" \
+      --socket "$(sock $tag)" --dgids "$DGIDS" --count "$(wc -l <"$DGIDS")" --depth 64 --expect-exists
+  done
+  load_run "$FAULTS_DIR/warm.json" "2 s of steady load on the warm daemons" \
     --socket "$(sock A)" --socket "$(sock B)" --dgids "$DGIDS" --connections 2 --depth 16 --duration 2 --rate 1500 --expect-exists
   RSS_A=$(rss_kb A)
   RSS_B=$(rss_kb B)

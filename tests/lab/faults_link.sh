@@ -39,6 +39,9 @@ down_out=$FAULTS_DIR/down.json
 load_run "$down_out" "requests for $victim while it is down" --socket "$(sock A)" --socket "$(sock B)" \
   --dgid "$victim_gid" --connections 2 --depth 8 --count 400 --timeout-ms 3000
 expect_eq "failures for $victim while down" "$(jq_py "$down_out" 's["failures"]')" "{'unreachable': 400}"
+rc=0
+"$LOAD" --json --socket "$(sock A)" --dgid "$victim_gid" --count 10 --expect-exists >/dev/null 2>&1 || rc=$?
+expect_eq "ibat-load --expect-exists exit for a destination that is down" "$rc" 1
 
 "$LAB" link --name "$name" up "$victim[1]" >/dev/null
 up_ms=$(wait_victim ok)

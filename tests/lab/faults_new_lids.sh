@@ -7,6 +7,8 @@ source "$(dirname "$0")/faults_lib.sh"
 name=$(lab_name fnl)
 faults_setup "$name"
 old_lids=$(lids "$name")
+stale=$FAULTS_DIR/dgids-old
+write_dgids "$name" "$stale" --lids
 
 out=$FAULTS_DIR/load.json
 load_start "$out" "${LOAD_ARGS[@]}" --duration 600
@@ -36,6 +38,11 @@ load_wait "$out" "load through sm restart --new-lids"
 load_run "$FAULTS_DIR/after.json" "load after revalidation: every answer carries the new DLID" \
   --socket "$(sock A)" --socket "$(sock B)" --dgids "$expected" --connections 4 --depth 8 \
   --duration 2 --rate 1500 --timeout-ms 15000 --expect-exists
+# The DLID check is not vacuous: against the old LIDs every answer must now count as wrong.
+rc=0
+"$LOAD" --json --socket "$(sock A)" --dgids "$stale" --count 64 --expect-exists >"$FAULTS_DIR/stale.json" 2>/dev/null || rc=$?
+expect_eq "ibat-load exit against the old LIDs" "$rc" 1
+expect_eq "answers flagged with an old DLID" "$(jq_py "$FAULTS_DIR/stale.json" 's["wrong_dlid"]')" 64
 report "sm restart --new-lids (all 32 LIDs move)" "$out" "all entries revalidated ${revalidated_ms} ms after SUBNET UP"
 report "… then every answer checked against the new LIDs" "$FAULTS_DIR/after.json"
 faults_finish
