@@ -577,3 +577,37 @@ TEST_F(ServiceTest, ASecondDaemonOnTheSameSocketIsRefused) {
 
 }  // namespace
 }  // namespace ibat::server
+
+namespace ibat::server {
+namespace {
+
+// The ACM endpoint with the real ib_acme (Debian ibacm) as the client.
+class AcmEndpointTest : public ServiceTest {
+ protected:
+  static std::string run(const std::string& command) {
+    std::string output;
+    FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+    if (pipe == nullptr) return output;
+    std::array<char, 512> buf{};
+    while (std::fgets(buf.data(), buf.size(), pipe) != nullptr) output += buf.data();
+    ::pclose(pipe);
+    return output;
+  }
+};
+
+TEST_F(AcmEndpointTest, IbAcmeResolvesAGidAndReadsTheCounters) {
+  if (!std::filesystem::exists("/usr/bin/ib_acme")) GTEST_SKIP() << "ib_acme (ibacm package) not installed";
+  config_.server.acm_socket = (dir_ / "acm.sock").string();
+  start();
+  Client c(config_.server.socket);
+  warm(c, 1, gid(0xA), 10);
+  std::string resolved = run("/usr/bin/ib_acme -S " + config_.server.acm_socket + " -f g -s " +
+                             kLocalGid.to_string() + " -d " + gid(0xA).to_string());
+  EXPECT_THAT(resolved, ::testing::HasSubstr("dlid: 10"));
+  std::string counters = run("/usr/bin/ib_acme -S " + config_.server.acm_socket + " -P");
+  EXPECT_THAT(counters, ::testing::HasSubstr("Route Cache Count"));
+  EXPECT_THAT(counters, ::testing::HasSubstr("return status 0x0"));
+}
+
+}  // namespace
+}  // namespace ibat::server
