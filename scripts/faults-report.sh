@@ -11,7 +11,7 @@ trap 'rm -rf "$results"' EXIT
 
 rc=0
 IBAT_FAULTS_REPORT_DIR=$results ctest --test-dir "$build" -L faults --output-on-failure >"$results/ctest.log" 2>&1 || rc=$?
-grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|tests failed' "$results/ctest.log" >&2 || true
+grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|^FAIL: ' "$results/ctest.log" >&2 || true
 [[ -s $results/results.jsonl ]] || { echo "no scenario recorded results; see ctest output:" >&2; cat "$results/ctest.log" >&2; exit 1; }
 
 python3 - "$results/results.jsonl" <<'PY'
