@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# e2e.cli: the ibat CLI against a real ibatd on the lab: resolve by DGID, DLID and IP (after
+# `neigh add`) with --json fields equal to saquery's; paths, stats, flush, neigh list; exit codes
+# for an unknown GID (no-record), an IP without neighbour (unreachable) and no daemon (connect).
+source "$(dirname "$0")/lab_lib.sh"
+source "$(dirname "$0")/e2e_lib.sh"
+name=$(lab_name e2ecli)
+lab_up "$name" --topology "$TOPO/fattree-32.net" >/dev/null
+src=h0003
+sgid=$(host "$name" $src gid)
+start_ibatd "$name" $src d
+wait_resolving d "$(host "$name" h0010 gid)"
+
+# expect_path WHAT JSON DGID DEST_NODE: the CLI's JSON object equals saquery's path to DEST_NODE
+expect_path() {
+  local what=$1 json=$2 dgid=$3 dest=$4 want
+  want=$(saquery_path "$name" $src "$sgid" "$dgid")
+  python3 - "$json" "$want" "$dgid" "$sgid" <<'PY' || fail "$what: CLI and saquery differ"
+import json, sys
+got, want, dgid, sgid = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], sys.argv[4]
+need = {"dgid", "sgid", "dlid", "slid", "sl", "mtu", "rate", "pkt_life", "pkey", "state", "age_ms"}
+assert need <= got.keys(), f"missing fields {need - got.keys()} in {got}"
+assert got["dgid"] == dgid and got["sgid"] == sgid, got
+assert got["state"] in ("valid", "stale", "provisional"), got
+diff = {k: (got[k], v) for k, v in want.items() if got[k] != v}
+assert not diff, f"(CLI, saquery) differ: {diff}"
+PY
+  pass "$what: $(jq_py "$json" '{k: j[k] for k in ("dlid", "sl", "mtu", "rate")}') as saquery ($dest)"
+}
+
+# by DGID, for hosts on the same leaf, another leaf, and a 1x link (different rate)
+for dest in h0001 h0010 h0021 h0004; do
+  dgid=$(host "$name" $dest gid)
+  out=$(cli d resolve --dgid "$dgid" --json) || fail "resolve --dgid $dgid: exit $?"
+  expect_path "resolve --dgid ($dest)" "$out" "$dgid" $dest
+done
+
+# by DLID
+dest=h0025 dgid=$(host "$name" h0025 gid) dlid=$(host "$name" h0025 lid)
+out=$(cli d resolve --dlid "$dlid" --json) || fail "resolve --dlid $dlid: exit $?"
+expect_path "resolve --dlid $dlid" "$out" "$dgid" $dest
+
+# by IP, after neigh add with the host's IPoIB hardware address (QPN 0x48 + GID)
+dest=h0030 dgid=$(host "$name" h0030 gid)
+hw=$(python3 -c 'import ipaddress,sys; b=bytes([0,0,0,0x48])+ipaddress.IPv6Address(sys.argv[1]).packed; print(":".join(f"{x:02x}" for x in b))' "$dgid")
+cli d neigh add 10.1.0.30 "$hw" || fail "neigh add: exit $?"
+out=$(cli d resolve --ip 10.1.0.30 --json) || fail "resolve --ip 10.1.0.30: exit $?"
+expect_path "resolve --ip 10.1.0.30" "$out" "$dgid" $dest
+neigh=$(cli d neigh list --json)
+expect_eq "neigh list --json entry" "$(jq_py "$neigh" '[(n["ip"], n["gid"]) for n in j]')" "[('10.1.0.30', '$dgid')]"
+expect_contains "neigh list" "$(cli d neigh list)" "10.1.0.30"
+
+# paths: every destination resolved above is listed with its DLID
+paths=$(cli d paths --json)
+expect_eq "paths --json entries" "$(jq_py "$paths" 'len(j)')" 6
+expect_eq "paths --json DLID of h0025" "$(jq_py "$paths" "[p['dlid'] for p in j if p['dgid'] == '$(host "$name" h0025 gid)']")" "[$dlid]"
+expect_contains "paths (table)" "$(cli d paths)" "$(host "$name" h0021 gid)"
+
+# stats
+stats=$(cli d stats --json)
+python3 - "$stats" <<'PY' || fail "stats --json: $stats"
+import json, sys
+s = json.loads(sys.argv[1])
+need = {"resolves", "cache_hits", "stale_hits", "provisional_hits", "sa_queries", "sa_timeouts",
+        "coalesced", "failures", "pending", "entries", "sm_changes"}
+assert need <= s.keys(), f"missing {need - s.keys()}"
+assert s["resolves"] >= 7 and s["sa_queries"] >= 6 and s["entries"] == 6 and s["pending"] == 0, s
+PY
+pass "stats --json: $(jq_py "$stats" '{k: j[k] for k in ("resolves", "cache_hits", "sa_queries", "entries")}')"
+expect_contains "stats --prometheus" "$(cli d stats --prometheus)" "ibat_"
+
+# a cached resolve is a cache hit, not an SA query
+sa_before=$(jq_py "$stats" 'j["sa_queries"]')
+cli d resolve --dgid "$(host "$name" h0010 gid)" >/dev/null
+expect_eq "SA queries after a cached resolve" "$(jq_py "$(cli d stats --json)" 'j["sa_queries"]')" "$sa_before"
+
+# flush one destination, then everything
+cli d flush --dgid "$(host "$name" h0010 gid)" || fail "flush --dgid: exit $?"
+expect_eq "entries after flush --dgid" "$(jq_py "$(cli d stats --json)" 'j["entries"]')" 5
+expect_exit 12 "cache-only resolve of a flushed destination (no-record)" -- \
+  cli d resolve --dgid "$(host "$name" h0010 gid)" --cache-only
+cli d flush || fail "flush: exit $?"
+expect_eq "entries after flush" "$(jq_py "$(cli d stats --json)" 'j["entries"]')" 0
+
+# errors and their exit codes
+unknown="fe80::10:dead"
+expect_exit 12 "resolve of an unknown GID (no-record)" -- cli d resolve --dgid "$unknown"
+expect_contains "unknown GID message" "$LAST_ERR" "has no path"
+expect_exit 11 "resolve of an IP without neighbour entry (unreachable)" -- cli d resolve --ip 10.9.9.9 --timeout 300
+expect_exit 2 "resolve without a target (usage)" -- cli d resolve
+expect_exit 3 "no daemon at the socket (connect)" -- "$IBAT_CLI" --socket "$E2E_DIR/none.sock" stats
+
+stop_ibatd d
+expect_eq "ibatd exit code after SIGTERM" "$DAEMON_EXIT" 0
