@@ -12,6 +12,10 @@ trap 'rm -rf "$results"' EXIT
 rc=0
 IBAT_FAULTS_REPORT_DIR=$results ctest --test-dir "$build" -L faults --output-on-failure >"$results/ctest.log" 2>&1 || rc=$?
 grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|^FAIL: ' "$results/ctest.log" >&2 || true
+if [[ $rc -ne 0 ]]; then
+  cp "$results/ctest.log" /tmp/ibat-faults-ctest.log
+  echo "ctest failed (exit $rc): full output in /tmp/ibat-faults-ctest.log" >&2
+fi
 [[ -s $results/results.jsonl ]] || { echo "no scenario recorded results; see ctest output:" >&2; cat "$results/ctest.log" >&2; exit 1; }
 
 python3 - "$results/results.jsonl" <<'PY'
