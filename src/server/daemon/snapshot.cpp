@@ -57,8 +57,8 @@ bool worth_keeping(const core::CacheEntryView& e) {
 
 // fsync() the directory holding `path` so that the rename itself is durable.
 std::string sync_directory(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::string dir = parent.empty() ? std::string(".") : parent.string();
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return fmt::format("open directory {}: {}", dir, std::strerror(errno));
   int rc = ::fsync(fd);
