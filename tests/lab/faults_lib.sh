@@ -6,12 +6,13 @@ IBATD=$BIN/ibatd
 LOAD=$BIN/ibat-load
 [[ -x $IBATD ]] || fail "ibatd not built at $IBATD (build target ibatd)"
 [[ -x $LOAD ]] || fail "ibat-load not built at $LOAD (build target ibat-load)"
-# verify_asan_link_order=0: umad2sim is preloaded into a sanitized ibatd. A small quarantine
-# keeps a sanitized daemon's RSS flat once warm, so RSS growth means a real leak.
-export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:quarantine_size_mb=8:detect_leaks=1}
+# Appended to what the caller set (later ASan options win): verify_asan_link_order=0 because
+# umad2sim is preloaded into a sanitized ibatd; a small quarantine keeps a sanitized daemon's RSS
+# flat once warm (the default 256 MB would read as growth), so RSS growth means a real leak.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:quarantine_size_mb=8:detect_leaks=1
 
 FAULTS_DIR=$(mktemp -d /tmp/ibat-faults.XXXXXX)
-declare -A DAEMON_PID DAEMON_NODE
+declare -A DAEMON_PID
 faults_cleanup() {
   local tag
   for tag in "${!DAEMON_PID[@]}"; do kill -KILL "${DAEMON_PID[$tag]}" 2>/dev/null || true; done
@@ -20,9 +21,9 @@ faults_cleanup() {
 }
 trap faults_cleanup EXIT
 
-# write_config FILE [TOML LINES...]: a daemon config for fault tests; the extra lines go at the
-# end of [policy] (later keys of the same name are an error in TOML, so the defaults here are
-# the ones scripts don't override).
+# write_config FILE [TOML LINES...]: a daemon config for fault tests. The given [policy] lines
+# come first and a later line with the same key is dropped (TOML forbids duplicate keys), so
+# they override the defaults written here.
 write_config() {
   local file=$1; shift
   {
@@ -50,7 +51,6 @@ start_ibatd() {
      --socket "$FAULTS_DIR/$tag.sock" --cache-file "$FAULTS_DIR/$tag.cache" "$@" \
      2>>"$FAULTS_DIR/$tag.err" >/dev/null) &
   DAEMON_PID[$tag]=$!
-  DAEMON_NODE[$tag]=$node
   local deadline=$((SECONDS + 20))
   until [[ -S $FAULTS_DIR/$tag.sock ]]; do
     kill -0 "${DAEMON_PID[$tag]}" 2>/dev/null || fail "ibatd $tag exited at start: $(tail -5 "$FAULTS_DIR/$tag.err")"
