@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make demo`: ibat on a simulated 32-host fat tree. Starts a lab fabric (OpenSM on ibsim), runs
-# ibatd on two hosts, resolves paths with the `ibat` CLI, restarts the SM while clients keep
-# resolving, and prints a summary from both daemons' counters. Exits 1 if any request failed.
+# ibatd on two hosts, resolves paths with the `ibat` CLI, restarts the SM while ibat-load keeps
+# resolving through both daemons, and prints a summary from ibat-load and both daemons' counters.
+# Exits 1 if any request failed.
 # The fabric and the daemons are always stopped on exit. Binaries: $BIN_DIR (default build/bin).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -9,7 +10,9 @@ BIN_DIR=${BIN_DIR:-$root/build/bin}
 LAB=$root/lab/ibat-lab
 IBAT=$BIN_DIR/ibat
 IBATD=$BIN_DIR/ibatd
-LOAD_SECONDS=${LOAD_SECONDS:-10}   # how long the clients resolve; the SM restarts in the middle
+LOAD=$BIN_DIR/ibat-load
+LOAD_SECONDS=${LOAD_SECONDS:-12}   # how long ibat-load resolves; the SM restarts after a third of it
+LOAD_RATE=${LOAD_RATE:-2000}       # resolves per second, over both daemons
 NODES=(h0001 h0017)                # the two hosts running ibatd (on different leaf switches)
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -19,17 +22,17 @@ shared=$(cd "$root/../shared" 2>/dev/null && pwd) ||
   die "the shared folder is missing: expected $root/../shared (with topologies/fattree-32.net) next to the repository"
 topology=$shared/topologies/fattree-32.net
 [[ -f $topology ]] || die "topology not found: $topology"
-for binary in "$IBAT" "$IBATD"; do
+for binary in "$IBAT" "$IBATD" "$LOAD"; do
   [[ -x $binary ]] || die "$binary is not built; run 'make demo' (or: cmake --preset release && cmake --build --preset release)"
 done
 
 name=demo-$$
 work=$(mktemp -d /tmp/ibat-demo.XXXXXX)
 declare -A DAEMON_PID
-LOOP_PIDS=()
+LOAD_PID=""
 cleanup() {
   local pid
-  for pid in "${LOOP_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  [[ -z $LOAD_PID ]] || kill "$LOAD_PID" 2>/dev/null || true
   for pid in "${DAEMON_PID[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${DAEMON_PID[@]}"; do wait "$pid" 2>/dev/null || true; done
   "$LAB" down --name "$name" >/dev/null 2>&1 || true
@@ -86,51 +89,49 @@ echo "(saquery, asking OpenSM directly, gives DLID $((saquery_dlid)) for h0020: 
 echo "\$ ibat paths"
 ibat_on h0001 paths
 
-say "4. OpenSM restart while clients keep resolving (${LOAD_SECONDS} s, every host from both daemons)"
-# One client loop per daemon: resolves each other host in turn with the CLI, one line per request.
-client_loop() {
-  local node=$1 out=$2 end=$((SECONDS + LOAD_SECONDS)) dest rc
-  while ((SECONDS < end)); do
-    for dest in "${!GID[@]}"; do
-      [[ $dest == "$node" ]] && continue
-      rc=0
-      ibat_on "$node" resolve --dgid "${GID[$dest]}" --timeout 5000 >/dev/null 2>>"$out.err" || rc=$?
-      echo "$rc" >>"$out"
-    done
-  done
-}
-for node in "${NODES[@]}"; do
-  client_loop "$node" "$work/$node.requests" &
-  LOOP_PIDS+=($!)
-done
+say "4. OpenSM restart while ibat-load keeps resolving (${LOAD_SECONDS} s, 30 hosts through both daemons)"
+# ibat-load accounts for every request: answered exactly once, with the DLID given here.
+for node in "${!GID[@]}"; do
+  [[ " ${NODES[*]} " == *" $node "* ]] || echo "${GID[$node]} ${LID[$node]}"
+done >"$work/destinations"
+for node in "${NODES[@]}"; do ibat_on "$node" stats --json >"$work/$node.before"; done
+"$LOAD" --socket "$work/${NODES[0]}.sock" --socket "$work/${NODES[1]}.sock" --dgids "$work/destinations" \
+  --connections 4 --depth 8 --rate "$LOAD_RATE" --duration "$LOAD_SECONDS" --expect-exists --json \
+  >"$work/load.json" 2>"$work/load.err" &
+LOAD_PID=$!
 sleep $((LOAD_SECONDS / 3))
-echo "\$ ibat-lab sm restart"
+echo "\$ ibat-lab sm restart      # while ibat-load sends ${LOAD_RATE} resolves/s"
 "$LAB" sm --name "$name" restart
-wait "${LOOP_PIDS[@]}"
-LOOP_PIDS=()
+load_rc=0
+wait "$LOAD_PID" || load_rc=$?
+LOAD_PID=""
+((load_rc <= 1)) || die "ibat-load failed (exit $load_rc): $(cat "$work/load.err")"
 
 say "5. Summary"
-for node in "${NODES[@]}"; do ibat_on "$node" stats --json >"$work/$node.stats"; done
+for node in "${NODES[@]}"; do ibat_on "$node" stats --json >"$work/$node.after"; done
 python3 - "$work" "${NODES[@]}" <<'PY'
-import collections, json, sys
+import json, sys
 work, nodes = sys.argv[1], sys.argv[2:]
-print("%-8s %9s %9s %11s %11s %11s %10s %11s" % ("DAEMON", "RESOLVES", "FAILURES", "CACHE_HITS",
-      "STALE_HITS", "SA_QUERIES", "COALESCED", "SM_CHANGES"))
+print("Daemon counters during step 4 (ibat stats --json, after minus before):")
+print("%-8s %9s %9s %11s %11s %11s %11s" % ("DAEMON", "RESOLVES", "FAILURES", "CACHE_HITS",
+      "STALE_HITS", "SA_QUERIES", "SM_CHANGES"))
 daemon_failures = 0
 for node in nodes:
-    s = json.load(open(f"{work}/{node}.stats"))
-    daemon_failures += s["failures"]["total"]
-    print("%-8s %9d %9d %11d %11d %11d %10d %11d" % (node, s["resolves"], s["failures"]["total"],
-          s["cache_hits"], s["stale_hits"], s["sa_queries"], s["coalesced"], s["sm_changes"]))
-codes = collections.Counter()
-for node in nodes:
-    codes.update(line.strip() for line in open(f"{work}/{node}.requests"))
-requests, failed = sum(codes.values()), sum(n for code, n in codes.items() if code != "0")
-print(f"\nclient requests while the SM restarted: {requests}, failed: {failed}")
-if failed or daemon_failures:
-    exits = ", ".join(f"exit {code}: {n}" for code, n in sorted(codes.items()) if code != "0")
-    print(f"FAILED: {failed} client requests failed ({exits or 'none'}); "
-          f"the daemons counted {daemon_failures} failures", file=sys.stderr)
+    before, after = (json.load(open(f"{work}/{node}.{when}")) for when in ("before", "after"))
+    d = {k: after[k] - before[k] for k in ("resolves", "cache_hits", "stale_hits", "sa_queries", "sm_changes")}
+    d["failures"] = after["failures"]["total"] - before["failures"]["total"]
+    daemon_failures += d["failures"]
+    print("%-8s %9d %9d %11d %11d %11d %11d" % (node, d["resolves"], d["failures"], d["cache_hits"],
+          d["stale_hits"], d["sa_queries"], d["sm_changes"]))
+load = json.load(open(f"{work}/load.json"))
+lat = load["latency_ms"]
+print(f"\nibat-load during the SM restart: {load['sent']} requests, {load['ok']} paths, "
+      f"{load['failures_total']} failures, {load['unanswered']} unanswered, {load['dlid0']} with DLID 0, "
+      f"{load['wrong_dlid']} with a wrong DLID; latency p50 {lat['p50']} ms, p99 {lat['p99']} ms")
+failed = load["failures_total"] + load["unanswered"] + load["dlid0"] + load["wrong_dlid"] + load["answered_twice"]
+if failed or daemon_failures or not load["passed"]:
+    print(f"FAILED: {failed} bad answers ({load['failures']}), the daemons counted {daemon_failures} failures; "
+          f"violations: {load['violations']}", file=sys.stderr)
     sys.exit(1)
 print("OK: every request got a path, through the SM restart too (0 failures).")
 PY
