@@ -1,0 +1,332 @@
+// Shared pieces of the security tests (tests/unit/server/security_*_test.cpp): ibatd's Service on
+// a loop thread with a fake SA, a blocking native-protocol client, and connect_as(), which opens a
+// connection whose SO_PEERCRED/SO_PEERGROUPS are another user's (a forked child drops to that
+// uid/gid/groups, connects, and hands the connected fd back over SCM_RIGHTS).
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/post.hpp>
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "server/daemon/service.h"
+#include "server/protocol/frame_splitter.h"
+#include "server/protocol/messages.h"
+
+namespace ibat::server::security_test {
+
+using namespace std::chrono_literals;
+
+inline const core::Gid kLocalGid = core::Gid::from_parts(0xfe80000000000000ULL, 0x1);
+inline core::Gid gid(std::uint64_t n) { return core::Gid::from_parts(0xfe80000000000000ULL, n); }
+
+// The SA: records queries; the test answers them on the loop.
+class FakeSa : public core::QuerySink {
+ public:
+  void send_path_query(const core::PathQuery& q) override {
+    std::lock_guard lock(mutex_);
+    queries_.push_back(q);
+    changed_.notify_all();
+  }
+  core::PathQuery wait_query(std::size_t index) {
+    std::unique_lock lock(mutex_);
+    EXPECT_TRUE(changed_.wait_for(lock, 5s, [&] { return queries_.size() > index; })) << "no query " << index;
+    return queries_.size() > index ? queries_[index] : core::PathQuery{};
+  }
+  std::size_t count() {
+    std::lock_guard lock(mutex_);
+    return queries_.size();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<core::PathQuery> queries_;
+};
+
+struct Frame {
+  protocol::FrameHeader header;
+  std::vector<std::uint8_t> payload;
+};
+
+// A blocking native-protocol client on a connected fd.
+class Client {
+ public:
+  explicit Client(int fd) : fd_(fd) {}
+  explicit Client(const std::string& path) : fd_(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) close();
+  }
+  ~Client() { close(); }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  bool connected() const { return fd_ >= 0; }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  // False when the daemon is gone (closed or reset) before everything was sent.
+  bool send(const std::vector<std::uint8_t>& bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+  }
+  void resolve(std::uint32_t id, const core::Gid& dgid, bool cache_only = false) {
+    core::ResolveRequest r;
+    r.target = dgid;
+    r.cache_only = cache_only;
+    std::vector<std::uint8_t> out;
+    protocol::append_resolve_request(out, id, r);
+    ASSERT_TRUE(send(out));
+  }
+  void request(protocol::Op op, std::uint32_t id) {
+    std::vector<std::uint8_t> out;
+    protocol::append_empty_request(out, id, op);
+    ASSERT_TRUE(send(out));
+  }
+  // The next frame; nullopt on EOF, reset or timeout.
+  std::optional<Frame> next(std::chrono::milliseconds timeout = 5s) {
+    while (frames_.empty()) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return std::nullopt;
+      std::array<std::uint8_t, 65536> buf{};
+      ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
+      if (n <= 0) {
+        eof_ = true;
+        return std::nullopt;
+      }
+      auto error = splitter_.feed(std::span<const std::uint8_t>(buf.data(), static_cast<std::size_t>(n)),
+                                  [&](const protocol::FrameHeader& h, std::span<const std::uint8_t> payload) {
+                                    frames_.push_back(Frame{h, {payload.begin(), payload.end()}});
+                                  });
+      EXPECT_FALSE(error) << "daemon sent a bad frame";
+    }
+    Frame f = frames_.front();
+    frames_.erase(frames_.begin());
+    return f;
+  }
+  // The status of the next frame, which must answer `id`.
+  std::optional<protocol::Status> status_of(std::uint32_t id) {
+    auto f = next();
+    if (!f) return std::nullopt;
+    EXPECT_EQ(f->header.id, id);
+    return f->header.status;
+  }
+  // The whole body of a (possibly chunked) reply to `id`; empty on failure.
+  std::string body(std::uint32_t id) {
+    std::string out;
+    while (auto f = next()) {
+      if (f->header.id != id) continue;
+      out.append(f->payload.begin(), f->payload.end());
+      if (!f->header.more()) return out;
+    }
+    ADD_FAILURE() << "no complete reply to " << id;
+    return {};
+  }
+  // Exactly `n` raw bytes (for protocols other than the native one); fewer on EOF or timeout.
+  std::vector<std::uint8_t> read_bytes(std::size_t n, std::chrono::milliseconds timeout = 5s) {
+    std::vector<std::uint8_t> out(n);
+    std::size_t have = 0;
+    while (have < n) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) break;
+      ssize_t got = ::recv(fd_, out.data() + have, n - have, 0);
+      if (got <= 0) break;
+      have += static_cast<std::size_t>(got);
+    }
+    out.resize(have);
+    return out;
+  }
+  // True once the daemon has closed the connection (frames still queued are skipped).
+  bool closed_by_peer() {
+    while (next()) {
+    }
+    return eof_;
+  }
+
+ private:
+  int fd_ = -1;
+  bool eof_ = false;
+  protocol::FrameSplitter splitter_;
+  std::vector<Frame> frames_;
+};
+
+// Who a connect_as() child becomes before it connects.
+struct Identity {
+  uid_t uid = 65534;  // nobody
+  gid_t gid = 65534;  // nogroup
+  std::vector<gid_t> groups;
+};
+
+// Connects to `path` as `who`. Returns the connected fd, or -errno of the child's connect().
+// The test process must be root (it checks with can_switch_user()).
+inline bool can_switch_user() { return ::geteuid() == 0; }
+
+inline int connect_as(const std::string& path, const Identity& who) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return -errno;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+  pid_t child = ::fork();
+  if (child == 0) {  // only async-signal-safe calls from here: the parent has threads
+    ::close(pair[0]);
+    int result = 0;
+    int fd = -1;
+    if (::setgroups(who.groups.size(), who.groups.data()) != 0 || ::setresgid(who.gid, who.gid, who.gid) != 0 ||
+        ::setresuid(who.uid, who.uid, who.uid) != 0) {
+      result = -EPERM;
+    } else {
+      fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) result = -errno;
+    }
+    // Send the result, with the fd attached when connected.
+    msghdr msg{};
+    iovec iov{&result, sizeof(result)};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    if (result == 0) {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof(control);
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    ::_exit(::sendmsg(pair[1], &msg, 0) == static_cast<ssize_t>(sizeof(result)) ? 0 : 1);
+  }
+  ::close(pair[1]);
+  int result = -ECHILD;
+  int fd = -1;
+  if (child > 0) {
+    msghdr msg{};
+    iovec iov{&result, sizeof(result)};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    if (::recvmsg(pair[0], &msg, MSG_CMSG_CLOEXEC) != static_cast<ssize_t>(sizeof(result))) result = -ECHILD;
+    if (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr && c->cmsg_type == SCM_RIGHTS) {
+      std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+  }
+  ::close(pair[0]);
+  if (result != 0) {
+    if (fd >= 0) ::close(fd);
+    return result;
+  }
+  return fd;
+}
+
+// The first of a few well-known groups that exists here, other than the nobody group.
+inline std::optional<std::pair<std::string, gid_t>> some_group() {
+  for (const char* name : {"adm", "daemon", "sys", "users", "staff"}) {
+    if (std::optional<gid_t> g = lookup_group(name); g && *g != 65534) return std::pair{std::string(name), *g};
+  }
+  return std::nullopt;
+}
+
+// ibatd's Service in a temp directory, its loop on a thread, the SA faked.
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("ibat-security-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    // Other users must reach the socket: the mode under test is the socket's own.
+    std::filesystem::permissions(dir_, std::filesystem::perms::all);
+    config_.server.socket = (dir_ / "ibatd.sock").string();
+    config_.snapshot.cache_file.clear();
+  }
+  void TearDown() override {
+    stop();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Runs `f` on the loop thread and waits for it.
+  template <class F>
+  auto on_loop(F f) {
+    std::packaged_task<decltype(f())()> task(std::move(f));
+    auto result = task.get_future();
+    asio::post(loop_, [&task] { task(); });
+    return result.get();
+  }
+  void start() {
+    loop_.restart();
+    service_ = std::make_unique<Service>(loop_, config_, sa_);
+    service_->start();
+    service_->on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{1}, true});
+    work_.emplace(loop_.get_executor());
+    thread_ = std::thread([this] { loop_.run(); });
+  }
+  void stop() {
+    if (!thread_.joinable()) return;
+    on_loop([this] { service_.reset(); });
+    work_.reset();
+    loop_.stop();
+    thread_.join();
+  }
+  void answer(const core::PathQuery& q, std::uint16_t dlid) {
+    core::PathRecord p;
+    p.sgid = kLocalGid;
+    p.dgid = *q.dgid;
+    p.slid = core::Lid{1};
+    p.dlid = core::Lid{dlid};
+    p.mtu = 4;
+    p.rate = 3;
+    p.reversible = true;
+    p.numb_path = 1;
+    on_loop([&] { service_->on_query_result(q.id, core::QueryResult{core::Error::ok, p}); });
+  }
+  // Resolves `dgid` once through the fake SA so that it is cached.
+  void warm(Client& c, std::uint32_t id, const core::Gid& dgid, std::uint16_t dlid) {
+    std::size_t index = sa_.count();
+    c.resolve(id, dgid);
+    answer(sa_.wait_query(index), dlid);
+    EXPECT_EQ(c.status_of(id), protocol::Status::ok);
+  }
+  // The "server" section of STATS, read on the loop.
+  ServerCounters server_counters() {
+    nlohmann::json s = nlohmann::json::parse(on_loop([this] { return service_->stats_json(); }))["server"];
+    ServerCounters c;
+    c.connections = s["connections"];
+    c.connections_total = s["connections_total"];
+    c.protocol_errors = s["protocol_errors"];
+    c.slow_clients = s["slow_clients"];
+    c.denied = s["denied"];
+    return c;
+  }
+
+  std::filesystem::path dir_;
+  DaemonConfig config_;
+  FakeSa sa_;
+  asio::io_context loop_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+  std::unique_ptr<Service> service_;
+  std::thread thread_;
+};
+
+}  // namespace ibat::server::security_test

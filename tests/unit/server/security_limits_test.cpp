@@ -1,0 +1,185 @@
+// ibatd's limits against a rogue local client (docs/security.md), with the SA faked: a flooding
+// connection is answered `overloaded` past its cap while another client keeps resolving; the
+// global pending budget bounds the daemon (and is shared: the documented gap); a client that does
+// not read its replies is cut off; connections beyond max_connections are closed at once; an ACM
+// client past its in-flight cap gets ENOMEM answers.
+#include "security_harness.h"
+#include "server/acm/acm_messages.h"
+#include "server/acm/path_record_wire.h"
+
+namespace ibat::server::security_test {
+namespace {
+
+using protocol::Op;
+using protocol::Status;
+
+class Limits : public DaemonTest {};
+
+TEST_F(Limits, FloodingClientIsOverloadedWhileAnotherKeepsResolving) {
+  config_.server.max_outstanding_per_connection = 8;
+  start();
+  Client victim(config_.server.socket);
+  warm(victim, 1, gid(0xA), 10);
+  const std::size_t queries_before = sa_.count();
+
+  Client flooder(config_.server.socket);
+  std::vector<std::uint8_t> flood;
+  for (std::uint32_t id = 1; id <= 1000; ++id) {
+    core::ResolveRequest r;
+    r.target = gid(0x1000 + id);  // every one a miss the SA never answers
+    protocol::append_resolve_request(flood, id, r);
+  }
+  ASSERT_TRUE(flooder.send(flood));
+  for (std::uint32_t id = 9; id <= 1000; ++id) {  // beyond the first 8: refused at once, in order
+    auto f = flooder.next();
+    ASSERT_TRUE(f) << id;
+    ASSERT_EQ(f->header.id, id);
+    ASSERT_EQ(f->header.status, Status::overloaded);
+  }
+  sa_.wait_query(queries_before + 7);
+  EXPECT_EQ(sa_.count(), queries_before + 8);  // the refused ones cost the SA nothing
+
+  // The victim is unaffected: cached and uncached resolves succeed, listings answer.
+  victim.resolve(2, gid(0xA), /*cache_only=*/true);
+  EXPECT_EQ(victim.status_of(2), Status::ok);
+  warm(victim, 3, gid(0xB), 11);
+  victim.request(Op::stats, 4);
+  EXPECT_FALSE(victim.body(4).empty());
+
+  // The flooder is not punished beyond its cap: an answered query frees a slot.
+  answer(sa_.wait_query(queries_before), 20);
+  auto answered = flooder.next();
+  ASSERT_TRUE(answered);
+  EXPECT_LE(answered->header.id, 8u);
+  EXPECT_EQ(answered->header.status, Status::ok);
+  flooder.resolve(1001, gid(0xC));
+  EXPECT_EQ(*sa_.wait_query(queries_before + 9).dgid, gid(0xC));  // after 8 floods + the victim's miss
+  EXPECT_EQ(server_counters().protocol_errors, 0u);
+}
+
+// Known gap (docs/security.md): max_pending is one budget for every client, so enough flooding
+// connections starve the others' cache misses. Cache hits never need it and keep working.
+TEST_F(Limits, GlobalPendingBudgetBoundsTheDaemonAndCacheHitsSurviveItsExhaustion) {
+  config_.server.max_outstanding_per_connection = 8;
+  config_.policy.max_pending = 16;
+  start();
+  Client victim(config_.server.socket);
+  warm(victim, 1, gid(0xA), 10);
+  const std::size_t queries_before = sa_.count();
+
+  Client flooders[3] = {Client(config_.server.socket), Client(config_.server.socket),
+                        Client(config_.server.socket)};
+  std::uint64_t next_gid = 0x1000;
+  for (std::size_t k = 0; k < 2; ++k) {
+    Client& f = flooders[k];
+    for (std::uint32_t id = 1; id <= 8; ++id) f.resolve(id, gid(next_gid++));
+    f.request(Op::stats, 99);  // its resolves were all taken in before this is answered
+    f.body(99);
+  }
+  // 16 pending in total: the third flooder, within its own cap, is refused by the global budget.
+  for (std::uint32_t id = 1; id <= 8; ++id) flooders[2].resolve(id, gid(next_gid++));
+  for (std::uint32_t id = 1; id <= 8; ++id) EXPECT_EQ(flooders[2].status_of(id), Status::overloaded);
+  EXPECT_EQ(on_loop([this] { return service_->resolver().stats().pending; }), 16u);
+  sa_.wait_query(queries_before + 15);
+  EXPECT_EQ(sa_.count(), queries_before + 16);
+
+  victim.resolve(2, gid(0xA), /*cache_only=*/true);
+  EXPECT_EQ(victim.status_of(2), Status::ok);  // cache hit: served
+  victim.resolve(3, gid(0xB));
+  EXPECT_EQ(victim.status_of(3), Status::overloaded);  // miss: starved (the gap)
+}
+
+TEST_F(Limits, ClientThatDoesNotReadItsRepliesIsCutOffAndOthersAreServed) {
+  config_.server.max_queued_bytes_per_connection = 1u << 17;  // the smallest accepted
+  start();
+  Client victim(config_.server.socket);
+  warm(victim, 1, gid(0xA), 10);
+
+  Client reader_less(config_.server.socket);
+  std::vector<std::uint8_t> batch;
+  for (std::uint32_t id = 0; id < 100; ++id) protocol::append_empty_request(batch, id, Op::stats);
+  bool cut_off = false;
+  for (int round = 0; round < 10'000 && !cut_off; ++round) cut_off = !reader_less.send(batch);
+  EXPECT_TRUE(cut_off) << "1,000,000 unread STATS replies were accepted";
+  EXPECT_TRUE(reader_less.closed_by_peer());
+  EXPECT_EQ(server_counters().slow_clients, 1u);
+
+  victim.resolve(2, gid(0xA), /*cache_only=*/true);
+  EXPECT_EQ(victim.status_of(2), Status::ok);
+}
+
+TEST_F(Limits, ConnectionsBeyondMaxConnectionsAreClosedAtOnce) {
+  config_.server.max_connections = 3;
+  start();
+  std::vector<std::unique_ptr<Client>> clients;
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    clients.push_back(std::make_unique<Client>(config_.server.socket));
+    clients.back()->request(Op::stats, i);
+    ASSERT_FALSE(clients.back()->body(i).empty()) << "connection " << i;
+  }
+  Client extra(config_.server.socket);  // the kernel accepts it; the daemon closes it
+  EXPECT_TRUE(extra.closed_by_peer());
+  EXPECT_EQ(server_counters().connections, 3u);
+
+  clients.front().reset();  // a slot frees up once the daemon sees the close
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (server_counters().connections != 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(server_counters().connections, 2u);
+  Client late(config_.server.socket);
+  late.request(Op::stats, 7);
+  EXPECT_FALSE(late.body(7).empty());
+  clients.back()->request(Op::stats, 8);  // the ones already in were never disturbed
+  EXPECT_FALSE(clients.back()->body(8).empty());
+}
+
+// An ACM RESOLVE by DGID: a 16-byte header (RESOLVE length in host order) and one 72-byte
+// acm_ep_addr_data entry (flags and type in host order, then the ibv_path_record).
+std::vector<std::uint8_t> acm_resolve_by_dgid(std::uint64_t tid, const core::Gid& dgid) {
+  std::vector<std::uint8_t> m(16 + acm::kEpLength, 0);
+  m[0] = 1;  // version
+  m[1] = static_cast<std::uint8_t>(acm::Opcode::resolve);
+  const auto length = static_cast<std::uint16_t>(m.size());
+  std::memcpy(&m[6], &length, sizeof(length));
+  std::memcpy(&m[8], &tid, sizeof(tid));
+  const std::uint32_t flags = acm::kEpFlagDest;
+  const auto type = static_cast<std::uint16_t>(acm::EpType::path);
+  std::memcpy(&m[16], &flags, sizeof(flags));
+  std::memcpy(&m[20], &type, sizeof(type));
+  core::PathRecord path;
+  path.dgid = dgid;
+  acm::encode_path_record(path, std::span<std::uint8_t, 64>(m.data() + 24, 64));
+  return m;
+}
+
+TEST_F(Limits, AcmClientPastItsInFlightCapGetsEnomemAtOnce) {
+  config_.server.acm_socket = (dir_ / "acm.sock").string();
+  start();
+  Client acm(config_.server.acm_socket);
+  ASSERT_TRUE(acm.connected());
+  constexpr std::uint64_t kCap = 256;  // unanswered requests per ACM connection
+  constexpr std::uint64_t kRequests = kCap + 44;
+  for (std::uint64_t tid = 0; tid < kRequests; ++tid) {
+    ASSERT_TRUE(acm.send(acm_resolve_by_dgid(tid, gid(0x1000 + tid))));
+  }
+  // The refused ones are answered at once with a header-only ENOMEM response echoing their tid.
+  for (std::uint64_t tid = kCap; tid < kRequests; ++tid) {
+    std::vector<std::uint8_t> response = acm.read_bytes(16);
+    ASSERT_EQ(response.size(), 16u);
+    EXPECT_EQ(response[1], acm::kOpAck | static_cast<std::uint8_t>(acm::Opcode::resolve));
+    EXPECT_EQ(response[2], static_cast<std::uint8_t>(acm::Status::enomem));
+    std::uint64_t echoed = 0;
+    std::memcpy(&echoed, &response[8], sizeof(echoed));
+    EXPECT_EQ(echoed, tid);
+  }
+  // Only the first kCap wait in the Resolver (the SA sees them sa_max_inflight at a time).
+  EXPECT_EQ(on_loop([this] { return service_->resolver().stats().pending; }), kCap);
+
+  // The native socket still answers (its misses would queue behind the ACM client's 256 in the
+  // shared SA budget: a documented gap).
+  Client native(config_.server.socket);
+  native.request(Op::stats, 1);
+  EXPECT_FALSE(native.body(1).empty());
+}
+
+}  // namespace
+}  // namespace ibat::server::security_test
