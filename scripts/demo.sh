@@ -44,7 +44,9 @@ trap cleanup EXIT
 ibat_on() { local node=$1; shift; "$IBAT" --socket "$work/$node.sock" "$@"; }
 
 say "1. Fabric: OpenSM on ibsim, topology $(basename "$topology") (32 hosts, 6 switches)"
-"$LAB" up --name "$name" --topology "$topology"
+# One retry: OpenSM rarely exits at once on a busy machine ("exited before it was up", no log).
+"$LAB" up --name "$name" --topology "$topology" ||
+  { echo "demo: ibat-lab up failed, retrying once" >&2; "$LAB" up --name "$name" --topology "$topology"; }
 "$LAB" hosts --name "$name" --json >"$work/hosts.json"
 python3 - "$work/hosts.json" >"$work/hosts.txt" <<'PY'
 import json, sys

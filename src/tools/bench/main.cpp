@@ -1,0 +1,146 @@
+// ibat-bench: end-to-end figures of a running ibatd through libibat (issue 4 §10):
+//   cached_resolves_per_s   pipelined cached resolves on one connection (target >= 300k/s)
+//   p50_us, p99_us          one cached resolve at a time (target p99 <= 50 us)
+//   uncached_resolves_per_s FORCE_SA resolves: each one an SA PathRecord round trip made by the
+//                           daemon's fabric::SaClient (the path ibat-probe uses), no cache
+// and their ratio, all in the same run. Exit 0 when every request succeeded, 1 otherwise, 2 on
+// usage errors. scripts/bench.sh starts a lab fabric and ibatd for it.
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/bench/measurements.h"
+#include "tools/bench/options.h"
+
+namespace {
+
+using namespace ibat::bench;
+using nlohmann::json;
+
+constexpr double kCachedTarget = 300'000;  // resolves per second
+constexpr double kP99TargetUs = 50;
+constexpr double kWarmupSeconds = 0.3;
+
+json errors_json(const RunResult& r) {
+  json out = json::object();
+  for (const auto& [what, n] : r.errors) out[what] = n;
+  return out;
+}
+
+double round2(double v) { return static_cast<double>(static_cast<long long>(v * 100 + 0.5)) / 100; }
+
+// Resolves every destination once so that the cached runs only hit the cache.
+void warm_up(ibat_t* h, const Options& o) {
+  for (std::size_t i = 0; i < o.dgids.size(); ++i) {
+    ibat_path path{};
+    int rc = ibat_resolve_sync(h, &o.dgids[i], nullptr, &path);
+    if (rc != IBAT_OK)
+      throw std::runtime_error("warm-up resolve of " + o.dgid_text[i] + " failed: " + ibat_strerror(rc) +
+                               " (is it a GID of this fabric?)");
+  }
+  run_pipelined(h, o.dgids, o.depth, 0, kWarmupSeconds, false);
+}
+
+json measure(ibat_t* h, const Options& o) {
+  warm_up(h, o);
+
+  std::uint64_t hits0 = daemon_counter(h, "cache_hits"), sa0 = daemon_counter(h, "sa_queries");
+  RunResult cached = run_pipelined(h, o.dgids, o.depth, 0, o.cached_seconds, false);
+  std::uint64_t hits1 = daemon_counter(h, "cache_hits"), sa1 = daemon_counter(h, "sa_queries");
+
+  RunResult single = run_sequential(h, o.dgids, o.latency_samples);
+
+  std::uint64_t sa2 = daemon_counter(h, "sa_queries");
+  RunResult uncached = run_pipelined(h, o.dgids, o.uncached_depth, IBAT_RESOLVE_FORCE_SA, o.uncached_seconds, true);
+  std::uint64_t sa3 = daemon_counter(h, "sa_queries");
+
+  const double cached_rate = cached.per_second(), uncached_rate = uncached.per_second();
+  const double p50 = quantile(single.latencies_us, 0.50), p99 = quantile(single.latencies_us, 0.99);
+  json report;
+  report["cached_resolves_per_s"] = static_cast<long long>(cached_rate);
+  report["p50_us"] = round2(p50);
+  report["p99_us"] = round2(p99);
+  report["uncached_resolves_per_s"] = static_cast<long long>(uncached_rate);
+  report["cached_uncached_ratio"] = uncached_rate > 0 ? round2(cached_rate / uncached_rate) : 0;
+  report["targets_met"] = {{"cached_resolves_per_s", cached_rate >= kCachedTarget},
+                           {"p99_us", p99 <= kP99TargetUs}};
+  report["cached"] = {{"connection", 1},
+                      {"depth", o.depth},
+                      {"seconds", round2(cached.seconds)},
+                      {"ok", cached.ok},
+                      {"failed", cached.failed},
+                      {"errors", errors_json(cached)},
+                      {"pipelined_p50_us", round2(quantile(cached.latencies_us, 0.50))},
+                      {"pipelined_p99_us", round2(quantile(cached.latencies_us, 0.99))},
+                      {"daemon_cache_hits", hits1 - hits0},
+                      {"daemon_sa_queries", sa1 - sa0}};
+  report["single"] = {{"samples", o.latency_samples},
+                      {"ok", single.ok},
+                      {"failed", single.failed},
+                      {"errors", errors_json(single)},
+                      {"p90_us", round2(quantile(single.latencies_us, 0.90))},
+                      {"p999_us", round2(quantile(single.latencies_us, 0.999))},
+                      {"max_us", round2(quantile(single.latencies_us, 1.0))}};
+  report["uncached"] = {{"how", "FORCE_SA resolves through ibatd: one SA PathRecord GET by fabric::SaClient per request, "
+                                "at most one in flight per destination (no coalescing)"},
+                        {"depth", o.uncached_depth},
+                        {"seconds", round2(uncached.seconds)},
+                        {"ok", uncached.ok},
+                        {"failed", uncached.failed},
+                        {"errors", errors_json(uncached)},
+                        {"p50_us", round2(quantile(uncached.latencies_us, 0.50))},
+                        {"p99_us", round2(quantile(uncached.latencies_us, 0.99))},
+                        {"daemon_sa_queries", sa3 - sa2}};
+  report["destinations"] = o.dgid_text.size();
+  report["socket"] = o.socket;
+  return report;
+}
+
+void print_human(const json& r) {
+  const auto& c = r["cached"];
+  const auto& s = r["single"];
+  const auto& u = r["uncached"];
+  std::printf("ibat-bench against %s, %zu destinations\n", r["socket"].get<std::string>().c_str(),
+              r["destinations"].get<std::size_t>());
+  std::printf("  cached, pipelined (1 connection, depth %u): %10lld resolves/s   (target >= %.0f: %s)\n",
+              c["depth"].get<unsigned>(), r["cached_resolves_per_s"].get<long long>(), kCachedTarget,
+              r["targets_met"]["cached_resolves_per_s"].get<bool>() ? "met" : "MISSED");
+  std::printf("  cached, one at a time (%u samples):      p50 %7.1f us  p99 %7.1f us  max %7.1f us   (target p99 <= %.0f us: %s)\n",
+              s["samples"].get<unsigned>(), r["p50_us"].get<double>(), r["p99_us"].get<double>(),
+              s["max_us"].get<double>(), kP99TargetUs, r["targets_met"]["p99_us"].get<bool>() ? "met" : "MISSED");
+  std::printf("  uncached, FORCE_SA (depth %u):            %10lld resolves/s   p50 %.0f us, %llu SA queries\n",
+              u["depth"].get<unsigned>(), r["uncached_resolves_per_s"].get<long long>(), u["p50_us"].get<double>(),
+              u["daemon_sa_queries"].get<unsigned long long>());
+  std::printf("  cached / uncached:                        %10.1f x\n", r["cached_uncached_ratio"].get<double>());
+  unsigned long long failed = c["failed"].get<unsigned long long>() + s["failed"].get<unsigned long long>() +
+                              u["failed"].get<unsigned long long>();
+  std::printf("  failed requests: %llu\n", failed);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int exit_code = 0;
+  auto options = parse_options(argc, argv, exit_code);
+  if (!options) return exit_code;
+  ibat_t* h = nullptr;
+  if (int rc = ibat_open(options->socket.c_str(), &h); rc != IBAT_OK) {
+    std::fprintf(stderr, "ibat-bench: cannot connect to %s: %s\n", options->socket.c_str(), ibat_strerror(rc));
+    return 2;
+  }
+  int status = 0;
+  try {
+    json report = measure(h, *options);
+    if (options->json) std::printf("%s\n", report.dump(1).c_str());
+    else print_human(report);
+    bool failed = report["cached"]["failed"] != 0 || report["single"]["failed"] != 0 || report["uncached"]["failed"] != 0;
+    status = failed ? 1 : 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ibat-bench: %s\n", e.what());
+    status = 1;
+  }
+  ibat_close(h);
+  return status;
+}

@@ -1,0 +1,39 @@
+// ibat-bench: the measurements, each on an open libibat handle.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ibat.h"
+
+namespace ibat::bench {
+
+// A run of resolves: how many completed (ok or not) within the timed window, and how long it was.
+struct RunResult {
+  std::uint64_t ok = 0;
+  std::uint64_t failed = 0;                     // error status, or a path with DLID 0
+  std::map<std::string, std::uint64_t> errors;  // failed, by ibat_strerror text
+  double seconds = 0;
+  std::vector<double> latencies_us;  // per request, when the run records them
+  double per_second() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0; }
+};
+
+// Keeps `depth` resolves with `flags` in flight for `seconds` on one connection and records each
+// request's latency. With one_per_target, slot i always asks for targets[i] (depth <= targets), so
+// no destination has two requests in flight and FORCE_SA requests cannot be coalesced; otherwise
+// slots take the targets round robin. Requests still in flight at the end are drained, not counted.
+RunResult run_pipelined(ibat_t* h, const std::vector<ibat_target>& targets, unsigned depth,
+                        std::uint32_t flags, double seconds, bool one_per_target);
+
+// Times `samples` synchronous resolves (one in flight at a time), round robin over targets.
+RunResult run_sequential(ibat_t* h, const std::vector<ibat_target>& targets, unsigned samples);
+
+// The value at quantile q (0..1) of the samples (sorted in place); 0 when empty.
+double quantile(std::vector<double>& samples, double q);
+
+// A counter from the daemon's STATS listing, 0 if absent.
+std::uint64_t daemon_counter(ibat_t* h, const char* name);
+
+}  // namespace ibat::bench
