@@ -15,7 +15,8 @@ LOAD_SECONDS=${LOAD_SECONDS:-12}   # how long ibat-load resolves; the SM restart
 LOAD_RATE=${LOAD_RATE:-2000}       # resolves per second, over both daemons
 NODES=(h0001 h0017)                # the two hosts running ibatd (on different leaf switches)
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+if [[ -t 1 ]]; then bold=$'\033[1m' plain=$'\033[0m'; else bold="" plain=""; fi
+say() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
 die() { echo "demo: $*" >&2; exit 1; }
 
 shared=$(cd "$root/../shared" 2>/dev/null && pwd) ||
@@ -86,8 +87,10 @@ done
 echo "\$ ibat resolve --dlid ${LID[h0009]} --json    # h0009 by LID"
 ibat_on h0001 resolve --dlid "${LID[h0009]}" --json
 saquery_dlid=$("$LAB" run --name "$name" --node h0001 -- saquery -p --sgid-to-dgid "${GID[h0001]}-${GID[h0020]}" 2>/dev/null |
-  sed -n 's/^[[:space:]]*dlid\.*\(0x[0-9a-f]*\|[0-9]*\)$/\1/p' | head -1)
-echo "(saquery, asking OpenSM directly, gives DLID $((saquery_dlid)) for h0020: the same)"
+  sed -n 's/^[[:space:]]*dlid\.*\([0-9]*\)$/\1/p' | head -1)
+ibat_dlid=$(ibat_on h0001 resolve --dgid "${GID[h0020]}" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["dlid"])')
+[[ $saquery_dlid == "$ibat_dlid" ]] || die "saquery gives DLID '$saquery_dlid' for h0020, ibat $ibat_dlid"
+echo "(saquery, asking OpenSM directly, gives the same DLID $saquery_dlid for h0020)"
 echo "\$ ibat paths"
 ibat_on h0001 paths
 
