@@ -168,11 +168,15 @@ void Resolver::Impl::give_up(JobId id, Error error) {
     lid_failures[LidKey{key.sgid, key.dlid, key.pkey}] = {until, error};
   } else if (PathCache::Index i = cache.find(key.path_key()); i != PathCache::npos) {
     CacheEntry& e = cache.at(i);
+    // A destination we had a path to that the SA no longer knows has left the fabric (link
+    // down, host off): that is `unreachable` for clients, as trap 65 would have said.
+    const bool vanished = error == Error::no_record && (e.has_path() || e.state == EntryState::gone);
+    if (vanished) error = Error::unreachable;
     e.last_error = error;
     e.retry_after = until;
     // A last good path stays served (SM away, lossy link) unless the SA says it has no path;
     // a gone destination stays gone until it answers or trap 64 arrives.
-    if (e.state != EntryState::gone && (!e.has_path() || error == Error::no_record)) {
+    if (e.state != EntryState::gone && (!e.has_path() || vanished)) {
       cache.unindex_lid(i);
       e.state = EntryState::failed;
     }

@@ -51,7 +51,7 @@ struct FabricPort::Impl {
 
   void on_mad(const ReceivedMad& mad) {
     if (requester.on_receive(mad)) return;
-    traps.on_unsolicited(mad);
+    traps.on_unsolicited(mad, sa.sm_lid());
   }
 
   void on_local_port(const core::LocalPort& port, std::uint8_t port_sm_sl) {
@@ -142,6 +142,7 @@ FabricStats FabricPort::stats() const {
   s.late_or_duplicate = c.late_or_duplicate;
   s.invalid_responses = c.invalid_responses;
   s.reports = impl_->traps.reports();
+  s.rejected_reports = impl_->traps.rejected_reports();
   s.sm_changes = impl_->sm_changes;
   return s;
 }

@@ -46,7 +46,8 @@ struct FabricStats {
   std::uint64_t mad_retries = 0;
   std::uint64_t late_or_duplicate = 0;  // responses with no matching outstanding TID
   std::uint64_t invalid_responses = 0;  // failed validation (class/method/attr/length/source LID)
-  std::uint64_t reports = 0;            // trap Reports received (and answered)
+  std::uint64_t reports = 0;            // trap Reports received from the SM (and answered)
+  std::uint64_t rejected_reports = 0;   // Reports from a LID other than the SM's: dropped
   std::uint64_t sm_changes = 0;
 };
 

@@ -74,9 +74,13 @@ bool TrapSubscriber::seen_recently(std::uint64_t tid) {
   return false;
 }
 
-bool TrapSubscriber::on_unsolicited(const ReceivedMad& mad) {
+bool TrapSubscriber::on_unsolicited(const ReceivedMad& mad, std::uint16_t sm_lid) {
   auto report = mad::decode_report(mad.bytes);
   if (!report.ok()) return false;
+  if (sm_lid == 0 || mad.slid != sm_lid) {
+    ++rejected_reports_;
+    return true;
+  }
   ++reports_;
   const mad::MadBuffer resp = mad::build_report_resp(*report);
   OutgoingMad out;

@@ -30,11 +30,13 @@ class TrapSubscriber {
   // ours, false if it holds none (it restarted), nullopt if it did not say.
   void check_subscribed(std::uint16_t sm_lid, std::uint8_t sm_sl, const core::Gid& subscriber,
                         std::function<void(std::optional<bool>)> done);
-  // Handles an unsolicited MAD; returns true if it was an SA Report (answered and, if a trap 64/65
-  // seen for the first time, reported).
-  bool on_unsolicited(const ReceivedMad& mad);
+  // Handles an unsolicited MAD; returns true if it was an SA Report. A Report from the current
+  // SM LID is answered and, if a trap 64/65 seen for the first time, reported; one from any other
+  // LID (a forgery, or an old SM after fail-over) is dropped unanswered and counted.
+  bool on_unsolicited(const ReceivedMad& mad, std::uint16_t sm_lid);
 
   std::uint64_t reports() const { return reports_; }
+  std::uint64_t rejected_reports() const { return rejected_reports_; }
 
  private:
   bool seen_recently(std::uint64_t tid);
@@ -44,6 +46,7 @@ class TrapSubscriber {
   RetryPolicy policy_;
   Events events_;
   std::uint64_t reports_ = 0;
+  std::uint64_t rejected_reports_ = 0;
   std::array<std::uint64_t, 64> recent_tids_{};  // OpenSM resends a Report until answered
   std::size_t next_recent_ = 0;
 };

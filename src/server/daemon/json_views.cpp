@@ -46,6 +46,7 @@ json stats_json(const core::Stats& s, const fabric::FabricStats& f, const Server
         {"late_or_duplicate", f.late_or_duplicate},
         {"invalid_responses", f.invalid_responses},
         {"reports", f.reports},
+        {"rejected_reports", f.rejected_reports},
         {"sm_changes", f.sm_changes}}},
       {"server",
        {{"connections", server.connections},

@@ -349,6 +349,22 @@ TEST_F(ResolverTest, ForceSaQueriesDespiteAValidEntry) {
   EXPECT_EQ(rec.last[id].path.dlid, Lid{4});
 }
 
+TEST_F(ResolverTest, AKnownDestinationTheSaNoLongerKnowsIsUnreachableNotNoRecord) {
+  resolve_gid(remote_gid(1));
+  answer(sink.sent[0], good_path(remote_gid(1), 3));
+  RequestId id = resolve_gid(remote_gid(1), forced());
+  fail(sink.sent[1], Error::no_record);  // the host left the fabric (link down, no trap seen)
+  EXPECT_EQ(rec.last[id].error, Error::unreachable);
+  RequestId plain = resolve_gid(remote_gid(1));  // the old path is not served any more
+  EXPECT_EQ(rec.last[plain].error, Error::unreachable);
+  EXPECT_EQ(sink.sent.size(), 2u);
+  advance(policy.negative_ttl);
+  RequestId later = resolve_gid(remote_gid(1));  // asked again after the negative TTL
+  ASSERT_EQ(sink.sent.size(), 3u);
+  answer(sink.sent[2], good_path(remote_gid(1), 5));
+  EXPECT_EQ(rec.last[later].path.dlid, Lid{5});
+}
+
 TEST_F(ResolverTest, CompletionsMayCallBackIntoTheResolver) {
   RequestId victim = resolve_gid(remote_gid(2));
   RequestId nested = 0;

@@ -14,6 +14,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
+constexpr std::uint16_t kSmLid = 1;
+
 class TrapSubscriberTest : public ::testing::Test {
  protected:
   ReceivedMad report(std::uint16_t trap, const core::Gid& gid, std::uint64_t tid) {
@@ -68,9 +70,9 @@ TEST_F(TrapSubscriberTest, SubscribesToTraps64And65AtTheSm) {
 
 TEST_F(TrapSubscriberTest, EveryReportIsAnsweredWithTheWholeTidAndReportedOnce) {
   const std::uint64_t tid = 0x1234567800000042ULL;
-  EXPECT_TRUE(traps.on_unsolicited(report(65, host, tid)));
-  EXPECT_TRUE(traps.on_unsolicited(report(65, host, tid)));  // OpenSM resent it
-  EXPECT_TRUE(traps.on_unsolicited(report(64, host, tid + 1)));
+  EXPECT_TRUE(traps.on_unsolicited(report(65, host, tid), kSmLid));
+  EXPECT_TRUE(traps.on_unsolicited(report(65, host, tid), kSmLid));  // OpenSM resent it
+  EXPECT_TRUE(traps.on_unsolicited(report(64, host, tid + 1), kSmLid));
   ASSERT_EQ(sender.sent.size(), 3U);
   auto resp = mad::decode_mad_header(sender.sent[0].bytes);
   ASSERT_TRUE(resp.ok());
@@ -88,8 +90,21 @@ TEST_F(TrapSubscriberTest, NonReportsAreNotConsumed) {
   OutgoingMad get;
   get.bytes.assign(mad::kMadSize, 0);
   const ReceivedMad answer = test::sa_answer(get, mad::attr::kPathRecord, {}, 1);
-  EXPECT_FALSE(traps.on_unsolicited(answer));
+  EXPECT_FALSE(traps.on_unsolicited(answer, kSmLid));
   EXPECT_TRUE(sender.sent.empty());
+}
+
+TEST_F(TrapSubscriberTest, ReportsFromAnyLidButTheSmAreDroppedUnansweredAndCounted) {
+  ReceivedMad forged = report(65, host, 0x77);
+  forged.slid = 9;  // another node (or the old SM after a fail-over)
+  EXPECT_TRUE(traps.on_unsolicited(forged, kSmLid));
+  EXPECT_TRUE(traps.on_unsolicited(report(65, host, 0x78), 0));  // SM not known yet
+  EXPECT_TRUE(sender.sent.empty());
+  EXPECT_TRUE(events.empty());
+  EXPECT_EQ(traps.rejected_reports(), 2U);
+  EXPECT_EQ(traps.reports(), 0U);
+  EXPECT_TRUE(traps.on_unsolicited(report(65, host, 0x79), kSmLid));
+  EXPECT_EQ(events.size(), 1U);
 }
 
 }  // namespace
