@@ -72,10 +72,14 @@ wait_resolving() {
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/${DAEMON_PID[$1]}/status"; }
 
-# expect_rss_stable TAG BEFORE_KB: RSS now within max(8 MiB, 25 %) of BEFORE_KB
+# expect_rss_stable TAG BEFORE_KB: RSS now within max(16 MiB, 25 %) of BEFORE_KB.
+# The allowance is the fault's peak working set, which the allocator keeps: at 50 % MAD loss ~1,800
+# queries with their retry timers and waiters are outstanding at once (seen: +12 MB under ASan).
+# Leaks proper are LeakSanitizer's job (detect_leaks=1, checked at exit); this catches growth that
+# scales with the load (a map never pruned), which 9,000+ requests per scenario push far past it.
 expect_rss_stable() {
   local now; now=$(rss_kb "$1")
-  local bound=$(( $2 / 4 > 8192 ? $2 / 4 : 8192 ))
+  local bound=$(( $2 / 4 > 16384 ? $2 / 4 : 16384 ))
   (( now - $2 <= bound )) || fail "ibatd $1 RSS grew from $2 kB to $now kB (bound +$bound kB)"
   pass "ibatd $1 RSS $2 kB -> $now kB (bound +$bound kB)"
 }
