@@ -23,8 +23,8 @@ demo: build
 	./scripts/demo.sh
 
 test: build-test build-fuzz
-	ctest --preset test
 	FUZZ_SECONDS=$(if $(CI),10,$(FUZZ_SECONDS)) ./scripts/fuzz-smoke.sh build-fuzz
+	ctest --preset test
 
 bench: build
 	./scripts/bench.sh
