@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "server/daemon/service.h"
+#include "server_test_support.h"
 #include "server/protocol/frame_splitter.h"
 #include "server/protocol/messages.h"
 
@@ -34,37 +35,10 @@ namespace ibat::server::security_test {
 
 using namespace std::chrono_literals;
 
-inline const core::Gid kLocalGid = core::Gid::from_parts(0xfe80000000000000ULL, 0x1);
-inline core::Gid gid(std::uint64_t n) { return core::Gid::from_parts(0xfe80000000000000ULL, n); }
-
-// The SA: records queries; the test answers them on the loop.
-class FakeSa : public core::QuerySink {
- public:
-  void send_path_query(const core::PathQuery& q) override {
-    std::lock_guard lock(mutex_);
-    queries_.push_back(q);
-    changed_.notify_all();
-  }
-  core::PathQuery wait_query(std::size_t index) {
-    std::unique_lock lock(mutex_);
-    EXPECT_TRUE(changed_.wait_for(lock, 5s, [&] { return queries_.size() > index; })) << "no query " << index;
-    return queries_.size() > index ? queries_[index] : core::PathQuery{};
-  }
-  std::size_t count() {
-    std::lock_guard lock(mutex_);
-    return queries_.size();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<core::PathQuery> queries_;
-};
-
-struct Frame {
-  protocol::FrameHeader header;
-  std::vector<std::uint8_t> payload;
-};
+using test_support::FakeSa;
+using test_support::Frame;
+using test_support::gid;
+using test_support::kLocalGid;
 
 // A blocking native-protocol client on a connected fd.
 class Client {

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "server/protocol/frame_splitter.h"
+#include "server_test_support.h"
 #include "server/protocol/messages.h"
 
 namespace ibat::server {
@@ -33,8 +34,10 @@ using namespace std::chrono_literals;
 using protocol::Op;
 using protocol::Status;
 
-const core::Gid kLocalGid = core::Gid::from_parts(0xfe80000000000000ULL, 0x1);
-core::Gid gid(std::uint64_t n) { return core::Gid::from_parts(0xfe80000000000000ULL, n); }
+using test_support::gid;
+using test_support::kLocalGid;
+using test_support::FakeSa;
+using test_support::Frame;
 
 core::PathRecord path_to(const core::Gid& dgid, std::uint16_t dlid) {
   core::PathRecord p;
@@ -48,36 +51,6 @@ core::PathRecord path_to(const core::Gid& dgid, std::uint16_t dlid) {
   p.numb_path = 1;
   return p;
 }
-
-// The SA: records queries; the test answers them through the loop.
-class FakeSink : public core::QuerySink {
- public:
-  void send_path_query(const core::PathQuery& q) override {
-    std::lock_guard lock(mutex_);
-    queries_.push_back(q);
-    changed_.notify_all();
-  }
-  core::PathQuery wait_query(std::size_t index) {
-    std::unique_lock lock(mutex_);
-    EXPECT_TRUE(changed_.wait_for(lock, 5s, [&] { return queries_.size() > index; })) << "no query " << index;
-    return queries_.size() > index ? queries_[index] : core::PathQuery{};
-  }
-  std::size_t count() {
-    std::lock_guard lock(mutex_);
-    return queries_.size();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<core::PathQuery> queries_;
-};
-
-struct Frame {
-  protocol::FrameHeader header;
-  std::vector<std::uint8_t> payload;
-  std::string text() const { return std::string(payload.begin(), payload.end()); }
-};
 
 // A blocking native-protocol client.
 class Client {
@@ -215,7 +188,7 @@ class ServiceTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   DaemonConfig config_;
-  FakeSink sink_;
+  FakeSa sink_;
   asio::io_context loop_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::unique_ptr<Service> service_;
@@ -570,7 +543,7 @@ TEST_F(ServiceTest, ReloadAppliesThePolicy) {
 TEST_F(ServiceTest, ASecondDaemonOnTheSameSocketIsRefused) {
   start();
   asio::io_context other_loop;
-  FakeSink other_sink;
+  FakeSa other_sink;
   Service other(other_loop, config_, other_sink);
   EXPECT_THROW(other.start(), std::runtime_error);
 }
