@@ -10,7 +10,7 @@
 
 #include "client/convert.h"
 #include "client/session.h"
-#include "server/protocol/messages.h"
+#include "protocol/messages.h"
 
 struct ibat_handle {
   std::unique_ptr<ibat::client::Session> session;

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "server/protocol/frame_splitter.h"
+#include "protocol/frame_splitter.h"
 
 namespace ibat::client {
 

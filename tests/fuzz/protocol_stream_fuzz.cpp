@@ -6,8 +6,8 @@
 #include <span>
 #include <vector>
 
-#include "server/protocol/frame_splitter.h"
-#include "server/protocol/messages.h"
+#include "protocol/frame_splitter.h"
+#include "protocol/messages.h"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include <spdlog/spdlog.h>
 
 #include "server/daemon/unix_listener.h"
-#include "server/protocol/frame_splitter.h"
-#include "server/protocol/messages.h"
+#include "protocol/frame_splitter.h"
+#include "protocol/messages.h"
 
 namespace ibat::server {
 

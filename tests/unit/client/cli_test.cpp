@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_server.h"
-#include "server/protocol/messages.h"
+#include "protocol/messages.h"
 
 namespace ibat::test {
 namespace {

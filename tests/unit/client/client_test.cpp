@@ -10,7 +10,7 @@
 #include "fake_server.h"
 #include "ibat.h"
 #include "ibat.hpp"
-#include "server/protocol/messages.h"
+#include "protocol/messages.h"
 
 namespace ibat::test {
 namespace {

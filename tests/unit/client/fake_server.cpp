@@ -9,7 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "server/protocol/frame_splitter.h"
+#include "protocol/frame_splitter.h"
 
 namespace ibat::test {
 

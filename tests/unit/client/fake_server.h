@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/protocol/frame.h"
+#include "protocol/frame.h"
 
 namespace ibat::test {
 

@@ -28,8 +28,8 @@
 
 #include "server/daemon/service.h"
 #include "server_test_support.h"
-#include "server/protocol/frame_splitter.h"
-#include "server/protocol/messages.h"
+#include "protocol/frame_splitter.h"
+#include "protocol/messages.h"
 
 namespace ibat::server::security_test {
 

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "core/query_sink.h"
-#include "server/protocol/frame.h"
+#include "protocol/frame.h"
 
 namespace ibat::server::test_support {
 

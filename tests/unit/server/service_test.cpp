@@ -23,9 +23,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "server/protocol/frame_splitter.h"
+#include "protocol/frame_splitter.h"
 #include "server_test_support.h"
-#include "server/protocol/messages.h"
+#include "protocol/messages.h"
 
 namespace ibat::server {
 namespace {

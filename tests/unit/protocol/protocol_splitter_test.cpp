@@ -2,7 +2,7 @@
 // lengths or versions are rejected from the header alone.
 #include <gtest/gtest.h>
 
-#include "server/protocol/frame_splitter.h"
+#include "protocol/frame_splitter.h"
 
 namespace ibat::protocol {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "server/protocol/frame.h"
+#include "protocol/frame.h"
 
 namespace ibat::protocol {
 

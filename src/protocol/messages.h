@@ -14,7 +14,7 @@
 
 #include "core/resolver.h"
 #include "core/types.h"
-#include "server/protocol/frame.h"
+#include "protocol/frame.h"
 
 namespace ibat::protocol {
 

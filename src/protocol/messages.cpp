@@ -1,11 +1,11 @@
 // Payload codecs of the native protocol operations (see messages.h and docs/protocol.md).
-#include "server/protocol/messages.h"
+#include "protocol/messages.h"
 
 #include <algorithm>
 #include <limits>
 
 #include "mad/path_record.h"
-#include "server/protocol/wire.h"
+#include "protocol/wire.h"
 
 namespace ibat::protocol {
 namespace {

@@ -1,6 +1,6 @@
 // Incremental frame splitter (see frame_splitter.h): header validation and reassembly of frames
 // that arrive split across reads. Whole frames found in the input are passed on without a copy.
-#include "server/protocol/frame_splitter.h"
+#include "protocol/frame_splitter.h"
 
 #include <algorithm>
 

@@ -1,8 +1,8 @@
 // Frame header layout, op/status mapping and the frame builders of the native protocol.
 #include <gtest/gtest.h>
 
-#include "server/protocol/frame.h"
-#include "server/protocol/frame_splitter.h"
+#include "protocol/frame.h"
+#include "protocol/frame_splitter.h"
 
 namespace ibat::protocol {
 namespace {

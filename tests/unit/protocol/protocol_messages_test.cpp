@@ -2,8 +2,8 @@
 // of each payload rejected with a message, bad field values rejected, RESOLVE byte layout pinned.
 #include <gtest/gtest.h>
 
-#include "server/protocol/frame_splitter.h"
-#include "server/protocol/messages.h"
+#include "protocol/frame_splitter.h"
+#include "protocol/messages.h"
 #include "mad/path_record.h"
 
 namespace ibat::protocol {

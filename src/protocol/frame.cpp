@@ -1,7 +1,7 @@
 // Frame header codec and frame builders of the native protocol (docs/protocol.md "Frames").
-#include "server/protocol/frame.h"
+#include "protocol/frame.h"
 
-#include "server/protocol/wire.h"
+#include "protocol/wire.h"
 
 namespace ibat::protocol {
 
