@@ -1,6 +1,6 @@
 # User entry points. `make demo` runs the main job, `make test` runs every test.
 # Both install missing Debian packages first (scripts/install-deps.sh).
-.PHONY: demo test bench fuzz deps build build-test build-fuzz clean
+.PHONY: demo test bench fuzz deps build build-test build-fuzz standalone clean
 
 FUZZ_SECONDS ?= 30
 
@@ -22,7 +22,11 @@ build-fuzz: deps
 demo: build
 	./scripts/demo.sh
 
-test: build-test build-fuzz
+# No tracked file may refer to anything outside the repository (scripts/check-standalone.sh).
+standalone:
+	@./scripts/check-standalone.sh
+
+test: standalone build-test build-fuzz
 	FUZZ_SECONDS=$(if $(CI),10,$(FUZZ_SECONDS)) ./scripts/fuzz-smoke.sh build-fuzz
 	ctest --preset test
 
