@@ -37,7 +37,7 @@ struct ResolveRequest {
 
 struct ResolveResult {
   Error error = Error::ok;
-  PathRecord path;                 // servable (DESIGN invariant 3) when error == ok
+  PathRecord path;                 // servable (docs/design.md §3, invariant 3) when error == ok
   EntryState state = EntryState::valid;  // valid, stale or provisional when error == ok
   Duration age{0};                 // time since the SA (or ARP) produced this path
 };

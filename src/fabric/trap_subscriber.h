@@ -1,7 +1,7 @@
 // TrapSubscriber: subscribes (InformInfo SET) to traps 64 and 65 — GID in / out of service — and
 // answers every SA Report with a ReportResp echoing its whole TID. OpenSM forgets subscriptions
 // when it restarts, so the owner calls subscribe() again after every SM change. Reports reach
-// only an "issm" port (DESIGN.md §4). Runs on the owner's loop thread.
+// only an "issm" port (docs/design.md §4). Runs on the owner's loop thread.
 #pragma once
 
 #include <array>

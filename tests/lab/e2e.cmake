@@ -1,4 +1,4 @@
-# End-to-end lab tests of the product (issue 4 §9): ctest `e2e.NAME`, label lab, one fabric each.
+# End-to-end lab tests of the product: ctest `e2e.NAME`, label lab, one fabric each.
 # Included from tests/lab/CMakeLists.txt. Binaries are passed as CMake target paths.
 add_executable(e2e_libibat_client ${CMAKE_CURRENT_SOURCE_DIR}/e2e_libibat_client.c)
 target_link_libraries(e2e_libibat_client PRIVATE ibat ibat_warnings)

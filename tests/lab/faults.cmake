@@ -1,4 +1,4 @@
-# Fault-injection suite (issue 5 §1): ctest `faults.NAME`, labels lab + faults, one fabric each.
+# Fault-injection suite (docs/reliability.md): ctest `faults.NAME`, labels lab + faults, one fabric each.
 # Included from tests/lab/CMakeLists.txt; needs ibatd, ibat and ibat-load in the same build.
 function(ibat_add_fault_test name script timeout)
   add_test(NAME faults.${name} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/${script})

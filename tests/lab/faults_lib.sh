@@ -1,4 +1,4 @@
-# Shared helpers for tests/lab/faults_*.sh (issue 5 §1): ibatd on lab nodes with a test config,
+# Shared helpers for tests/lab/faults_*.sh (docs/reliability.md): ibatd on lab nodes with a test config,
 # ibat-load runs and their invariants, daemon RSS and sanitizer checks, report records.
 # Source it after lab_lib.sh. Each script uses one fabric of its own.
 LOAD=${IBAT_BIN_DIR:-$LAB_TEST_DIR/../../build/bin}/ibat-load
