@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fails (exit 1) when a tracked file refers to something a clone of the repository does not have:
-# the team's folder next to it (../shared, /work/shared). Prints every such file:line.
+# the team's folder next to it (../shared, /work/shared), the design brief kept there (DESIGN.md,
+# "DESIGN §N") or its other documents, or issue numbers. Prints every such file:line. What the
+# repository's own documents say is in docs/ (docs/design.md for the design).
 # Exit 2 when REPO_DIR is not a git repository.
 # Usage: scripts/check-standalone.sh [REPO_DIR]   (default: the repository holding this script)
 # Runs first in `make test` and in CI (.ci/run), and as the ctest `standalone`.
@@ -8,8 +10,11 @@ set -euo pipefail
 repo=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 # Regular expressions (grep -E), one per kind of outside reference.
 patterns=(
-  '\.\./shared'         # the folder beside the repository
-  '/work/shared'        # the same folder by its absolute path
+  '\.\./shared'             # the folder beside the repository
+  '/work/shared'            # the same folder by its absolute path
+  '\bDESIGN(\.md)?\b'       # the design brief there (the repository's own is docs/design.md)
+  'linux-integration\.md'   # another document there
+  '\b[Ii]ssues? [0-9]+'     # issue numbers: name the docs/ file that says what is meant
 )
 args=()
 for p in "${patterns[@]}"; do args+=(-e "$p"); done
