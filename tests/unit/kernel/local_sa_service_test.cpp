@@ -249,5 +249,18 @@ TEST_F(LocalSaServiceTest, OffWhenConfiguredOff) {
   EXPECT_EQ(local_sa_stats()["running"], false);
 }
 
+TEST_F(LocalSaServiceTest, WithoutNetlinkRdmaTheDaemonRunsWithoutTheResponder) {
+  const int probe = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_RDMA);
+  if (probe >= 0) {
+    ::close(probe);
+    GTEST_SKIP() << "this kernel has NETLINK_RDMA";
+  }
+  config_.linux_host.local_sa_socket.clear();  // the default: the kernel's netlink channel
+  start();
+  EXPECT_EQ(local_sa_stats()["running"], false);
+  EXPECT_EQ(nlohmann::json::parse(on_loop([this] { return service_->stats_json(); }))["resolves"], 0)
+      << "the Service itself is up";
+}
+
 }  // namespace
 }  // namespace ibat::server
