@@ -157,11 +157,18 @@ const std::vector<KeySpec>& key_specs() {
       string_key("snapshot", "cache_file", [](DaemonConfig& c) -> FieldPtr { return &c.snapshot.cache_file; },
                  StringRule::optional_file_path, true),
       int_key("snapshot", "interval_s", [](DaemonConfig& c) -> FieldPtr { return &c.snapshot.interval_s; }, 0, kDay),
+      // [linux]: the kernel-facing sockets are opened once, changes need a restart
+      bool_key("linux", "local_sa", [](DaemonConfig& c) -> FieldPtr { return &c.linux_host.local_sa; }, false),
+      string_key("linux", "local_sa_socket", [](DaemonConfig& c) -> FieldPtr { return &c.linux_host.local_sa_socket; },
+                 StringRule::optional_socket_path, false),
+      duration_key("linux", "local_sa_deadline_ms",
+                   [](DaemonConfig& c) -> FieldPtr { return &c.linux_host.local_sa_deadline; }, kMilli, 10, 1900,
+                   false),
   };
   return specs;
 }
 
-constexpr std::array<std::string_view, 4> kSections = {"policy", "fabric", "server", "snapshot"};
+constexpr std::array<std::string_view, 5> kSections = {"policy", "fabric", "server", "snapshot", "linux"};
 
 std::string full_name(const KeySpec& k) {
   return k.section.empty() ? std::string(k.name) : fmt::format("{}.{}", k.section, k.name);

@@ -32,11 +32,19 @@ struct SnapshotOptions {
   std::uint32_t interval_s = 300;                        // 0: only at shutdown
 };
 
+// Linux kernel integration (docs/linux.md).
+struct LinuxOptions {
+  bool local_sa = true;           // answer the kernel's path queries (RDMA netlink local SA)
+  std::string local_sa_socket;    // "": NETLINK_RDMA; a path: an AF_UNIX datagram socket (tests, twins)
+  core::Duration local_sa_deadline = std::chrono::milliseconds(1000);  // below the kernel's 2000 ms
+};
+
 struct DaemonConfig {
   core::Policy policy;
   fabric::FabricOptions fabric;
   ServerOptions server;
   SnapshotOptions snapshot;
+  LinuxOptions linux_host;
   std::string log_level = "info";
 };
 

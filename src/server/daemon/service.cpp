@@ -20,6 +20,16 @@ std::optional<gid_t> resolve_admin_group(const std::string& name) {
   return gid;
 }
 
+nlohmann::json local_sa_json(const kernel::LocalSaStats& s) {
+  std::uint64_t failed = 0;
+  for (const auto& [reason, n] : s.errors) failed += n;
+  nlohmann::json errors(s.errors);
+  errors["total"] = failed;
+  return {{"running", s.running},         {"requests", s.requests},
+          {"answered", s.answered},       {"errors", errors},
+          {"answer_p50_us", s.answer_p50_us}, {"answer_p99_us", s.answer_p99_us}};
+}
+
 }  // namespace
 
 Service::Service(asio::io_context& loop, const DaemonConfig& config, core::QuerySink& sink,
@@ -66,8 +76,22 @@ void Service::start() {
     acm_->listen(config_.server.acm_socket, config_.server.socket_mode);
     spdlog::info("listening on {} (ACM protocol)", config_.server.acm_socket);
   }
+  start_local_sa();
   schedule_snapshot();
   schedule_tick();
+}
+
+void Service::start_local_sa() {
+  const LinuxOptions& options = config_.linux_host;
+  if (!options.local_sa) return;
+  kernel::LocalSaOptions sa{true, options.local_sa_socket,
+                            std::chrono::duration_cast<std::chrono::milliseconds>(options.local_sa_deadline)};
+  local_sa_ = std::make_unique<kernel::LocalSaResponder>(
+      loop_, sa, [this](const core::ResolveRequest& request, core::Completion done) {
+        resolver_.resolve(request, std::move(done));
+        schedule_tick();
+      });
+  if (!local_sa_->start()) local_sa_.reset();
 }
 
 NativeLimits Service::native_limits() const {
@@ -122,6 +146,7 @@ void Service::shutdown(std::function<void()> done, std::chrono::milliseconds gra
   if (stopping_) return;
   spdlog::info("shutting down: {} requests pending are cancelled", resolver_.stats().pending);
   resolver_.cancel_all();  // completions queue `cancelled` replies on the open connections
+  if (local_sa_) local_sa_->stop();  // after cancel_all: the kernel got F_ERR and asks the SA
   write_snapshot();
   stopping_ = true;
   tick_timer_.cancel();
@@ -226,7 +251,9 @@ void Service::set_port_info(std::function<core::LocalPort()> source) { port_info
 std::string Service::stats_json() const {
   fabric::FabricStats fabric = fabric_stats_ ? fabric_stats_() : fabric::FabricStats{};
   auto uptime = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - started_);
-  return server::stats_json(resolver_.stats(), fabric, counters_, uptime).dump();
+  nlohmann::json out = server::stats_json(resolver_.stats(), fabric, counters_, uptime);
+  out["local_sa"] = local_sa_json(local_sa_ ? local_sa_->stats() : kernel::LocalSaStats{});
+  return out.dump();
 }
 
 }  // namespace ibat::server

@@ -15,6 +15,7 @@
 
 #include "core/resolver.h"
 #include "fabric/fabric_port.h"
+#include "kernel/local_sa_responder.h"
 #include "server/daemon/config.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/native_server.h"
@@ -68,6 +69,7 @@ class Service {
   void on_tick();
   void schedule_snapshot();
   NativeLimits native_limits() const;
+  void start_local_sa();
 
   asio::io_context& loop_;
   DaemonConfig config_;
@@ -80,6 +82,7 @@ class Service {
   std::function<core::LocalPort()> port_info_;
   NativeServer native_;
   std::unique_ptr<AcmServer> acm_;
+  std::unique_ptr<kernel::LocalSaResponder> local_sa_;  // the kernel's local SA, where it can run
   asio::steady_timer tick_timer_;
   std::optional<core::TimePoint> tick_armed_for_;
   asio::steady_timer snapshot_timer_;
