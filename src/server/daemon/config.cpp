@@ -164,6 +164,7 @@ const std::vector<KeySpec>& key_specs() {
       duration_key("linux", "local_sa_deadline_ms",
                    [](DaemonConfig& c) -> FieldPtr { return &c.linux_host.local_sa_deadline; }, kMilli, 10, 1900,
                    false),
+      bool_key("linux", "neighbours", [](DaemonConfig& c) -> FieldPtr { return &c.linux_host.neighbours; }, false),
   };
   return specs;
 }

@@ -37,6 +37,7 @@ struct LinuxOptions {
   bool local_sa = true;           // answer the kernel's path queries (RDMA netlink local SA)
   std::string local_sa_socket;    // "": NETLINK_RDMA; a path: an AF_UNIX datagram socket (tests, twins)
   core::Duration local_sa_deadline = std::chrono::milliseconds(1000);  // below the kernel's 2000 ms
+  bool neighbours = true;         // follow the kernel's neighbour table (rtnetlink) for IPoIB entries
 };
 
 struct DaemonConfig {

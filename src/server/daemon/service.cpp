@@ -30,6 +30,14 @@ nlohmann::json local_sa_json(const kernel::LocalSaStats& s) {
           {"answer_p50_us", s.answer_p50_us}, {"answer_p99_us", s.answer_p99_us}};
 }
 
+nlohmann::json kernel_neighbours_json(const kernel::NeighbourMonitorStats& s) {
+  return {{"running", s.running},        {"ipoib", s.table.ipoib},
+          {"other", s.table.other},      {"updates", s.table.updates},
+          {"removals", s.table.removals}, {"ignored_non_ipoib", s.table.ignored_non_ipoib},
+          {"dumps", s.table.dumps},      {"overruns", s.overruns},
+          {"malformed", s.malformed}};
+}
+
 }  // namespace
 
 Service::Service(asio::io_context& loop, const DaemonConfig& config, core::QuerySink& sink,
@@ -77,6 +85,7 @@ void Service::start() {
     spdlog::info("listening on {} (ACM protocol)", config_.server.acm_socket);
   }
   start_local_sa();
+  start_kernel_neighbours();
   schedule_snapshot();
   schedule_tick();
 }
@@ -92,6 +101,20 @@ void Service::start_local_sa() {
         schedule_tick();
       });
   if (!local_sa_->start()) local_sa_.reset();
+}
+
+void Service::start_kernel_neighbours() {
+  if (!config_.linux_host.neighbours) return;
+  kernel_neighbours_ = std::make_unique<kernel::NeighbourMonitor>(
+      loop_, kernel::NeighbourMirror::Sink{[this](const core::IpAddr& ip, const core::HwAddr& hw) {
+                                             resolver_.on_neighbour(ip, hw);
+                                             schedule_tick();
+                                           },
+                                           [this](const core::IpAddr& ip) {
+                                             resolver_.on_neighbour_removed(ip);
+                                             schedule_tick();
+                                           }});
+  if (!kernel_neighbours_->start()) kernel_neighbours_.reset();
 }
 
 NativeLimits Service::native_limits() const {
@@ -147,6 +170,7 @@ void Service::shutdown(std::function<void()> done, std::chrono::milliseconds gra
   spdlog::info("shutting down: {} requests pending are cancelled", resolver_.stats().pending);
   resolver_.cancel_all();  // completions queue `cancelled` replies on the open connections
   if (local_sa_) local_sa_->stop();  // after cancel_all: the kernel got F_ERR and asks the SA
+  if (kernel_neighbours_) kernel_neighbours_->stop();
   write_snapshot();
   stopping_ = true;
   tick_timer_.cancel();
@@ -253,6 +277,8 @@ std::string Service::stats_json() const {
   auto uptime = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - started_);
   nlohmann::json out = server::stats_json(resolver_.stats(), fabric, counters_, uptime);
   out["local_sa"] = local_sa_json(local_sa_ ? local_sa_->stats() : kernel::LocalSaStats{});
+  out["kernel_neighbours"] = kernel_neighbours_json(kernel_neighbours_ ? kernel_neighbours_->stats()
+                                                                       : kernel::NeighbourMonitorStats{});
   return out.dump();
 }
 

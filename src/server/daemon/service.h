@@ -16,6 +16,7 @@
 #include "core/resolver.h"
 #include "fabric/fabric_port.h"
 #include "kernel/local_sa_responder.h"
+#include "kernel/neighbour_monitor.h"
 #include "server/daemon/config.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/native_server.h"
@@ -70,6 +71,7 @@ class Service {
   void schedule_snapshot();
   NativeLimits native_limits() const;
   void start_local_sa();
+  void start_kernel_neighbours();
 
   asio::io_context& loop_;
   DaemonConfig config_;
@@ -83,6 +85,7 @@ class Service {
   NativeServer native_;
   std::unique_ptr<AcmServer> acm_;
   std::unique_ptr<kernel::LocalSaResponder> local_sa_;  // the kernel's local SA, where it can run
+  std::unique_ptr<kernel::NeighbourMonitor> kernel_neighbours_;  // the kernel's ARP/ND table
   asio::steady_timer tick_timer_;
   std::optional<core::TimePoint> tick_armed_for_;
   asio::steady_timer snapshot_timer_;
