@@ -67,6 +67,16 @@ std::string sync_directory(const std::string& path) {
   return rc == 0 ? std::string() : fmt::format("fsync directory {}: {}", dir, std::strerror(saved));
 }
 
+// What a non-regular file is, for the message that refuses it.
+std::string_view file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "a special file";
+}
+
 }  // namespace
 
 std::uint32_t crc32(std::span<const std::uint8_t> bytes) {
@@ -170,15 +180,23 @@ SnapshotContents load_snapshot_file(const std::string& path, WallTime now, std::
   auto fail = [&](std::string message) {
     return SnapshotContents{{}, fmt::format("{}: {}", path, message)};
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking, so a FIFO (or a device) at the path cannot stall start-up before fstat sees it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return {};
     return fail(std::strerror(errno));
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
+    std::string message = fmt::format("fstat: {}", std::strerror(errno));
     ::close(fd);
-    return fail("not a regular file");
+    return fail(std::move(message));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail(fmt::format("{}, not a regular file: remove it or set snapshot.cache_file (--cache-file) "
+                            "to a file's path (\"\" disables the warm cache)",
+                            file_kind(st.st_mode)));
   }
   std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
   std::uint64_t limit = kSnapshotHeaderSize + std::uint64_t{max_entries} * kSnapshotEntrySize +

@@ -3,12 +3,16 @@
 // the atomic write.
 #include "server/daemon/snapshot.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <future>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include "mad/byte_order.h"
 
@@ -191,6 +195,24 @@ TEST_F(SnapshotFile, OversizedFileIsNotRead) {
 
 TEST_F(SnapshotFile, DirectoryIsNotASnapshot) {
   EXPECT_THAT(load_snapshot_file(dir_.string(), kWritten, 100).error, HasSubstr("not a regular file"));
+}
+
+// A FIFO at the path must not block start-up in open() waiting for a writer. The load runs on a
+// thread; should it block (the regression), the test opens the FIFO's write end to release it and
+// fails instead of hanging the suite.
+TEST_F(SnapshotFile, FifoIsRefusedWithoutBlocking) {
+  ASSERT_EQ(::mkfifo(path_.c_str(), 0600), 0);
+  auto load = std::async(std::launch::async, [&] { return load_snapshot_file(path_, kWritten, 100); });
+  if (load.wait_for(30s) != std::future_status::ready) {
+    int writer = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    load.wait();
+    if (writer >= 0) ::close(writer);
+    FAIL() << "load_snapshot_file blocked opening a FIFO";
+  }
+  SnapshotContents out = load.get();
+  EXPECT_TRUE(out.entries.empty());
+  EXPECT_THAT(out.error, HasSubstr(path_ + ": a FIFO, not a regular file"));
+  EXPECT_THAT(out.error, HasSubstr("snapshot.cache_file"));
 }
 
 TEST_F(SnapshotFile, WriteIntoMissingDirectoryFailsAndSaysWhere) {
