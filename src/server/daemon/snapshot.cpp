@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -221,8 +222,10 @@ SnapshotContents load_snapshot_file(const std::string& path, WallTime now, std::
 }
 
 std::string write_snapshot_file(const std::string& path, std::span<const std::uint8_t> bytes) {
-  std::string temp = fmt::format("{}.tmp.{}", path, ::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // mkostemp creates the temporary file exclusively (O_CREAT | O_EXCL) under a random name: a file
+  // or symlink planted where it might go is never opened, so never written through.
+  std::string temp = path + ".tmp.XXXXXX";
+  int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return fmt::format("create {}: {}", temp, std::strerror(errno));
   auto fail = [&](std::string_view what) {
     std::string message = fmt::format("{} {}: {}", what, temp, std::strerror(errno));
@@ -230,6 +233,7 @@ std::string write_snapshot_file(const std::string& path, std::span<const std::ui
     ::unlink(temp.c_str());
     return message;
   };
+  if (::fchmod(fd, 0644) != 0) return fail("fchmod");  // mkostemp makes it 0600
   std::size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);

@@ -1,7 +1,8 @@
 // Warm-cache snapshot: the SA-derived path entries written to disk so a restarted ibatd can serve
 // them at once (as stale, revalidated in the background). The file is versioned and CRC32-checked,
-// written atomically (temp file, fsync, rename, fsync of the directory), and read with every size
-// checked before anything is allocated. A bad file is reported and ignored, never half-loaded.
+// written atomically (exclusively created temp file, fsync, rename, fsync of the directory), and
+// read with every size checked before anything is allocated. A bad file is reported and ignored,
+// never half-loaded.
 #pragma once
 
 #include <chrono>

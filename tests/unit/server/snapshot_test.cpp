@@ -215,6 +215,23 @@ TEST_F(SnapshotFile, FifoIsRefusedWithoutBlocking) {
   EXPECT_THAT(out.error, HasSubstr("snapshot.cache_file"));
 }
 
+// A symlink planted where the temporary file would go must not redirect the write.
+TEST_F(SnapshotFile, PlantedSymlinkAtTheTempNameIsNotFollowed) {
+  std::filesystem::path victim = dir_ / "victim";
+  std::ofstream(victim) << "precious";
+  std::filesystem::path planted = path_ + ".tmp." + std::to_string(::getpid());
+  std::filesystem::create_symlink(victim, planted);
+
+  ASSERT_EQ(write_snapshot_file(path_, encode_snapshot({entry(5, core::EntryState::valid)}, kWritten)), "");
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious");
+  EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::symlink_status(path_)));
+  EXPECT_TRUE(std::filesystem::is_symlink(std::filesystem::symlink_status(planted)));
+  SnapshotContents out = load_snapshot_file(path_, kWritten, 100);
+  ASSERT_TRUE(out.ok()) << out.error;
+  EXPECT_EQ(out.entries.size(), 1u);
+}
+
 TEST_F(SnapshotFile, WriteIntoMissingDirectoryFailsAndSaysWhere) {
   std::string bad = (dir_ / "no" / "cache").string();
   EXPECT_THAT(write_snapshot_file(bad, encode_snapshot({}, kWritten)), HasSubstr("create " + bad + ".tmp."));
