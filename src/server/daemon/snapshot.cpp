@@ -221,6 +221,17 @@ SnapshotContents load_snapshot_file(const std::string& path, WallTime now, std::
   return contents;
 }
 
+std::string prepare_snapshot_directory(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty() || ::mkdir(dir.c_str(), 0750) == 0) return {};
+  int error = errno;
+  struct stat st {};
+  if (error == EEXIST && ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return {};
+  return fmt::format("cannot create directory {}: {}; create it or set snapshot.cache_file (--cache-file) "
+                     "to a path in a writable directory (\"\" disables the warm cache)",
+                     dir.string(), std::strerror(error));
+}
+
 std::string write_snapshot_file(const std::string& path, std::span<const std::uint8_t> bytes) {
   // mkostemp creates the temporary file exclusively (O_CREAT | O_EXCL) under a random name: a file
   // or symlink planted where it might go is never opened, so never written through.

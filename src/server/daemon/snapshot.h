@@ -42,6 +42,10 @@ SnapshotContents decode_snapshot(std::span<const std::uint8_t> bytes, WallTime n
 // Errors start with the path.
 SnapshotContents load_snapshot_file(const std::string& path, WallTime now, std::size_t max_entries);
 
+// Creates the directory holding `path` when it is missing (that last component only, mode 0750).
+// Returns an empty string when it exists afterwards, else one line: what failed and what to set.
+std::string prepare_snapshot_directory(const std::string& path);
+
 // Writes `bytes` to `path` atomically. Returns an empty string on success, else what failed.
 std::string write_snapshot_file(const std::string& path, std::span<const std::uint8_t> bytes);
 

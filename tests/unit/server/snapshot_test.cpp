@@ -237,6 +237,29 @@ TEST_F(SnapshotFile, WriteIntoMissingDirectoryFailsAndSaysWhere) {
   EXPECT_THAT(write_snapshot_file(bad, encode_snapshot({}, kWritten)), HasSubstr("create " + bad + ".tmp."));
 }
 
+TEST_F(SnapshotFile, MissingDirectoryIsCreated) {
+  std::filesystem::path state = dir_ / "state";
+  EXPECT_EQ(prepare_snapshot_directory((state / "cache").string()), "");
+  EXPECT_TRUE(std::filesystem::is_directory(state));
+  // Existing: nothing to do; a bare file name lives in the working directory.
+  EXPECT_EQ(prepare_snapshot_directory((state / "cache").string()), "");
+  EXPECT_EQ(prepare_snapshot_directory("cache"), "");
+}
+
+TEST_F(SnapshotFile, OnlyTheLastDirectoryIsCreatedAndTheErrorSaysWhatToSet) {
+  std::filesystem::path deep = dir_ / "a" / "b";
+  std::string error = prepare_snapshot_directory((deep / "cache").string());
+  EXPECT_THAT(error, HasSubstr("cannot create directory " + deep.string() + ": No such file or directory"));
+  EXPECT_THAT(error, HasSubstr("snapshot.cache_file"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "a"));
+}
+
+TEST_F(SnapshotFile, AFileWhereTheDirectoryShouldBeIsReported) {
+  std::ofstream(dir_ / "state") << "x";
+  EXPECT_THAT(prepare_snapshot_directory((dir_ / "state" / "cache").string()),
+              HasSubstr("cannot create directory " + (dir_ / "state").string() + ": File exists"));
+}
+
 TEST(Crc32, MatchesTheStandardCheckValue) {
   const std::string text = "123456789";
   EXPECT_EQ(crc32(std::span(reinterpret_cast<const std::uint8_t*>(text.data()), text.size())), 0xCBF43926u);
