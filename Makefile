@@ -1,6 +1,6 @@
-# User entry points. `make demo` runs the main job, `make test` runs every test.
-# Both install missing Debian packages first (scripts/install-deps.sh).
-.PHONY: demo test bench fuzz deps build build-test build-fuzz standalone clean
+# User entry points. `make demo` runs the main job, `make test` runs every test, `make package` builds the .deb.
+# Each installs missing Debian packages first (scripts/install-deps.sh).
+.PHONY: demo test bench fuzz package deps build build-test build-fuzz standalone clean
 
 FUZZ_SECONDS ?= 30
 
@@ -32,6 +32,12 @@ test: standalone build-test build-fuzz
 
 bench: build
 	./scripts/bench.sh
+
+# The Debian package of the release build (only the installed targets are built for it).
+package: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release --target ibatd ibat_cli ibat
+	./scripts/package-deb.sh build
 
 fuzz: build-fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz-smoke.sh build-fuzz

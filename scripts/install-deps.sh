@@ -10,6 +10,7 @@ PACKAGES=(
   libibumad-dev libibmad-dev libpcap-dev libmnl-dev
   opensm ibsim-utils libumad2sim0 infiniband-diags ibacm
   gnuplot-nox python3 procps ccache
+  dpkg-dev lintian
 )
 
 missing=()

@@ -63,6 +63,8 @@ Service::~Service() = default;
 void Service::start() {
   const std::string& cache_file = config_.snapshot.cache_file;
   if (!cache_file.empty()) {
+    std::string problem = prepare_snapshot_directory(cache_file);
+    if (!problem.empty()) spdlog::warn("warm cache: {}", problem);
     SnapshotContents snapshot =
         load_snapshot_file(cache_file, std::chrono::system_clock::now(), config_.policy.capacity);
     if (!snapshot.ok()) {

@@ -491,6 +491,16 @@ TEST_F(ServiceTest, ShutdownAnswersPendingRequestsCancelledAndWritesTheSnapshot)
   EXPECT_FALSE(std::filesystem::exists(config_.server.socket));
 }
 
+// ibatd started by hand with the default config: the state directory (/var/lib/ibat) may not exist.
+TEST_F(ServiceTest, MissingStateDirectoryIsCreatedForTheSnapshot) {
+  config_.snapshot.cache_file = (dir_ / "state" / "cache").string();
+  start();
+  std::promise<void> done;
+  asio::post(loop_, [&] { service_->shutdown([&] { done.set_value(); }); });
+  ASSERT_EQ(done.get_future().wait_for(5s), std::future_status::ready);
+  EXPECT_TRUE(std::filesystem::is_regular_file(config_.snapshot.cache_file));
+}
+
 TEST_F(ServiceTest, WarmCacheSurvivesARestart) {
   start();
   {
