@@ -6,18 +6,6 @@
 
 namespace ibat::core {
 
-std::string_view to_string(EntryState s) {
-  switch (s) {
-    case EntryState::resolving: return "resolving";
-    case EntryState::valid: return "valid";
-    case EntryState::stale: return "stale";
-    case EntryState::provisional: return "provisional";
-    case EntryState::failed: return "failed";
-    case EntryState::gone: return "gone";
-  }
-  return "unknown";
-}
-
 Resolver::Impl::Impl(const Policy& p, const Clock& c, QuerySink& s, std::uint64_t seed)
     : policy(p), clock(c), sink(s), prng(seed), bucket(p.sa_rate, p.sa_burst, c.now()) {}
 

@@ -9,69 +9,18 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <variant>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/policy.h"
 #include "core/query_sink.h"
+#include "core/resolve_types.h"
 #include "core/stats.h"
 #include "core/types.h"
 
 namespace ibat::core {
 
-enum class EntryState : std::uint8_t { resolving, valid, stale, provisional, failed, gone };
-std::string_view to_string(EntryState s);
-
-using RequestId = std::uint64_t;
-using Target = std::variant<Gid, Lid, IpAddr, HwAddr>;
-
-struct ResolveRequest {
-  Target target;
-  std::optional<Gid> sgid;         // default: the local port GID
-  std::optional<Pkey> pkey;        // default: Policy::default_pkey
-  std::optional<Duration> timeout; // default: Policy::request_timeout
-  bool cache_only = false;         // never query the SA; miss -> no_record at once
-  bool force_sa = false;           // ignore the cached answer, query and wait for a fresh one
-};
-
-struct ResolveResult {
-  Error error = Error::ok;
-  PathRecord path;                 // servable (DESIGN invariant 3) when error == ok
-  EntryState state = EntryState::valid;  // valid, stale or provisional when error == ok
-  Duration age{0};                 // time since the SA (or ARP) produced this path
-};
-
 using Completion = std::function<void(RequestId, const ResolveResult&)>;
-
-// What the port monitor knows about the local port.
-struct LocalPort {
-  Gid gid;
-  Lid lid;
-  Lid sm_lid;
-  bool active = false;
-};
-
-// IPoIB broadcast-group parameters, used to build provisional paths from ARP source LIDs.
-struct BroadcastParams {
-  Pkey pkey;
-  std::uint8_t mtu = 0;   // code
-  std::uint8_t rate = 0;  // code
-  std::uint8_t sl = 0;
-  std::uint8_t pkt_life = 0;
-};
-
-// One entry as shown by `ibat paths` and written to the snapshot.
-struct CacheEntryView {
-  Gid sgid;
-  Gid dgid;
-  Pkey pkey;
-  EntryState state;
-  PathRecord path;  // meaningful for valid/stale/provisional
-  Duration age{0};
-  Duration idle{0};
-  Error last_error = Error::ok;
-};
 
 class Resolver {
  public:

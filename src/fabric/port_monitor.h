@@ -12,7 +12,7 @@
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 
-#include "core/resolver.h"
+#include "core/resolve_types.h"
 #include "fabric/mad_requester.h"
 #include "fabric/sm_change_detector.h"
 

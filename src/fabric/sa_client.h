@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "core/query_sink.h"
-#include "core/resolver.h"
+#include "core/resolve_types.h"
 #include "fabric/mad_requester.h"
 
 namespace ibat::fabric {
