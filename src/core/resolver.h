@@ -3,6 +3,10 @@
 // provisional entries through SM events, and completes every accepted request exactly once.
 // Inputs: resolve/cancel, query results, fabric and neighbour events, tick(). Outputs: completions
 // and PathQuery objects through the QuerySink. No I/O, no threads: time comes from the Clock.
+// Where the methods live: resolver.cpp (resolve, cancel, cancel_all, tick, next_wakeup, stats,
+// policy, set_policy), resolver_jobs.cpp (on_query_result), resolver_events.cpp (the fabric and
+// neighbour events, flush_all, flush, load_stale, entries, neighbours); resolver_impl.h is the
+// private state they share.
 #pragma once
 
 #include <cstdint>
