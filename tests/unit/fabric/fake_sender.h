@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "fabric/mad_io.h"
-#include "mad/byte_order.h"
 #include "mad/mad_header.h"
 #include "mad/path_record.h"
 #include "mad/sa_mad.h"
+#include "wire/byte_order.h"
 
 namespace ibat::fabric::test {
 
@@ -22,7 +22,7 @@ class FakeSender final : public MadSender {
   bool accept = true;
 };
 
-inline std::uint64_t tid_of(const OutgoingMad& mad) { return mad::wire::get64(mad.bytes, 8); }
+inline std::uint64_t tid_of(const OutgoingMad& mad) { return wire::get64(mad.bytes, 8); }
 
 // umad2sim / the kernel rewrite the upper 32 bits of the TID on the way out.
 inline std::uint64_t rewritten_tid(std::uint64_t tid) { return (0xABCD0001ULL << 32) | mad::tid_low32(tid); }
