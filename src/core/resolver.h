@@ -1,4 +1,4 @@
-// The Resolver: the deterministic heart of ibat. It owns the path cache and the endpoint table,
+// The Resolver: the deterministic heart of ibat. It owns the path cache and the neighbour table,
 // queues resolve requests, coalesces them into at most one SA query per key, serves stale and
 // provisional entries through SM events, and completes every accepted request exactly once.
 // Inputs: resolve/cancel, query results, fabric and neighbour events, tick(). Outputs: completions
