@@ -44,7 +44,7 @@ MadRequester::Handle MadRequester::submit(OutgoingMad request, const MadExpectat
 
 bool MadRequester::cancel(Handle handle) { return outstanding_.erase(handle) > 0; }
 
-void MadRequester::retarget(MadRoute route, std::uint16_t dlid) {
+void MadRequester::retarget(MadRoute route, core::Lid dlid) {
   for (auto& [tid, entry] : outstanding_) {
     if (entry->request.route == route) entry->request.dlid = dlid;
   }

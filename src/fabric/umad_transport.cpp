@@ -47,8 +47,8 @@ UmadTransport::UmadTransport(asio::io_context& loop, const std::string& ca, int 
   snapshot_.port = info.portnum;
   snapshot_.gid =
       core::Gid::from_parts(wire::get64(bytes_of(info.gid_prefix), 0), wire::get64(bytes_of(info.port_guid), 0));
-  snapshot_.lid = static_cast<std::uint16_t>(info.base_lid);
-  snapshot_.sm_lid = static_cast<std::uint16_t>(info.sm_lid);
+  snapshot_.lid = core::Lid{static_cast<std::uint16_t>(info.base_lid)};
+  snapshot_.sm_lid = core::Lid{static_cast<std::uint16_t>(info.sm_lid)};
   snapshot_.sm_sl = static_cast<std::uint8_t>(info.sm_sl);
   snapshot_.active = info.state == 4;  // IB_PORT_ACTIVE
   umad_release_port(&info);
@@ -94,11 +94,11 @@ bool UmadTransport::send(const OutgoingMad& mad) {
   int agent = sa_agent_;
   switch (mad.route) {
     case MadRoute::sa:
-      umad_set_addr(umad, mad.dlid, static_cast<int>(mad.remote_qpn), mad.sl, static_cast<int>(mad::kQp1Qkey));
+      umad_set_addr(umad, mad.dlid.value, static_cast<int>(mad.remote_qpn), mad.sl, static_cast<int>(mad::kQp1Qkey));
       break;
     case MadRoute::smi_lid:
       agent = smi_lid_agent_;
-      umad_set_addr(umad, mad.dlid, 0, 0, 0);
+      umad_set_addr(umad, mad.dlid.value, 0, 0, 0);
       break;
     case MadRoute::smi_directed:
       agent = smi_dr_agent_;
@@ -127,7 +127,7 @@ void UmadTransport::io_thread_main() {
     const auto* bytes = static_cast<const std::uint8_t*>(umad_get_mad(buffer.data()));
     mad.bytes.assign(bytes, bytes + mad::kMadSize);
     const ib_mad_addr_t* addr = umad_get_mad_addr(buffer.data());
-    mad.slid = wire::get16(bytes_of(addr->lid), 0);
+    mad.slid = core::Lid{wire::get16(bytes_of(addr->lid), 0)};
     mad.source_qpn = wire::get32(bytes_of(addr->qpn), 0);
     mad.status = umad_status(buffer.data());
     asio::post(loop_, [receiver, mad = std::move(mad)] {
