@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "core/resolver.h"
+#include "core/resolve_types.h"
 #include "core/types.h"
 
 namespace ibat::core {

@@ -6,18 +6,6 @@
 
 namespace ibat::core {
 
-std::string_view to_string(EntryState s) {
-  switch (s) {
-    case EntryState::resolving: return "resolving";
-    case EntryState::valid: return "valid";
-    case EntryState::stale: return "stale";
-    case EntryState::provisional: return "provisional";
-    case EntryState::failed: return "failed";
-    case EntryState::gone: return "gone";
-  }
-  return "unknown";
-}
-
 Resolver::Impl::Impl(const Policy& p, const Clock& c, QuerySink& s, std::uint64_t seed)
     : policy(p), clock(c), sink(s), prng(seed), bucket(p.sa_rate, p.sa_burst, c.now()) {}
 
@@ -86,7 +74,7 @@ Stats Resolver::stats() const {
   s.entries = impl_->cache.size();
   s.pending = impl_->pending.size();
   s.inflight = impl_->inflight.size();
-  s.neighbours = impl_->endpoints.size();
+  s.neighbours = impl_->neighbours.size();
   return s;
 }
 
@@ -124,7 +112,7 @@ void Resolver::Impl::dispatch(RequestId id, Pending&& p) {
     return resolve_lid(id, std::move(p), LidKey{sgid, *lid, pkey});
   }
   const IpAddr ip = std::get<IpAddr>(r.target);
-  if (const Neighbour* n = endpoints.find(ip)) {
+  if (const Neighbour* n = neighbours.find(ip)) {
     Gid gid = n->hw.gid();
     if (gid.is_zero()) return deliver(id, std::move(p), failure(Error::unreachable));
     return resolve_gid(id, std::move(p), PathKey{sgid, gid, pkey});

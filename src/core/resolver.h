@@ -1,77 +1,30 @@
-// The Resolver: the deterministic heart of ibat. It owns the path cache and the endpoint table,
+// The Resolver: the deterministic heart of ibat. It owns the path cache and the neighbour table,
 // queues resolve requests, coalesces them into at most one SA query per key, serves stale and
 // provisional entries through SM events, and completes every accepted request exactly once.
 // Inputs: resolve/cancel, query results, fabric and neighbour events, tick(). Outputs: completions
 // and PathQuery objects through the QuerySink. No I/O, no threads: time comes from the Clock.
+// Where the methods live: resolver.cpp (resolve, cancel, cancel_all, tick, next_wakeup, stats,
+// policy, set_policy), resolver_jobs.cpp (on_query_result), resolver_events.cpp (the fabric and
+// neighbour events, flush_all, flush, load_stale, entries, neighbours); resolver_impl.h is the
+// private state they share.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <variant>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/policy.h"
 #include "core/query_sink.h"
+#include "core/resolve_types.h"
 #include "core/stats.h"
 #include "core/types.h"
 
 namespace ibat::core {
 
-enum class EntryState : std::uint8_t { resolving, valid, stale, provisional, failed, gone };
-std::string_view to_string(EntryState s);
-
-using RequestId = std::uint64_t;
-using Target = std::variant<Gid, Lid, IpAddr, HwAddr>;
-
-struct ResolveRequest {
-  Target target;
-  std::optional<Gid> sgid;         // default: the local port GID
-  std::optional<Pkey> pkey;        // default: Policy::default_pkey
-  std::optional<Duration> timeout; // default: Policy::request_timeout
-  bool cache_only = false;         // never query the SA; miss -> no_record at once
-  bool force_sa = false;           // ignore the cached answer, query and wait for a fresh one
-};
-
-struct ResolveResult {
-  Error error = Error::ok;
-  PathRecord path;                 // servable (docs/design.md §3, invariant 3) when error == ok
-  EntryState state = EntryState::valid;  // valid, stale or provisional when error == ok
-  Duration age{0};                 // time since the SA (or ARP) produced this path
-};
-
 using Completion = std::function<void(RequestId, const ResolveResult&)>;
-
-// What the port monitor knows about the local port.
-struct LocalPort {
-  Gid gid;
-  Lid lid;
-  Lid sm_lid;
-  bool active = false;
-};
-
-// IPoIB broadcast-group parameters, used to build provisional paths from ARP source LIDs.
-struct BroadcastParams {
-  Pkey pkey;
-  std::uint8_t mtu = 0;   // code
-  std::uint8_t rate = 0;  // code
-  std::uint8_t sl = 0;
-  std::uint8_t pkt_life = 0;
-};
-
-// One entry as shown by `ibat paths` and written to the snapshot.
-struct CacheEntryView {
-  Gid sgid;
-  Gid dgid;
-  Pkey pkey;
-  EntryState state;
-  PathRecord path;  // meaningful for valid/stale/provisional
-  Duration age{0};
-  Duration idle{0};
-  Error last_error = Error::ok;
-};
 
 class Resolver {
  public:

@@ -115,7 +115,7 @@ std::optional<PathRecord> Resolver::Impl::provisional_path(const PathKey& key, L
 
 void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Lid> source_lid) {
   Impl& m = *impl_;
-  EndpointTable::Update update = m.endpoints.upsert(ip, hw, source_lid);
+  NeighbourTable::Update update = m.neighbours.upsert(ip, hw, source_lid);
   Gid gid = hw.gid();
   if (m.port && !m.port->gid.is_zero() && !gid.is_zero()) {
     PathKey key{m.port->gid, gid, m.policy.default_pkey};
@@ -154,7 +154,7 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
   m.settle();
 }
 
-void Resolver::on_neighbour_removed(const IpAddr& ip) { impl_->endpoints.remove(ip); }
+void Resolver::on_neighbour_removed(const IpAddr& ip) { impl_->neighbours.remove(ip); }
 
 // Drops the matching entries. A query in flight is cancelled; its waiters are not dropped but
 // wait for a fresh query.
@@ -262,7 +262,7 @@ std::vector<CacheEntryView> Resolver::entries() const {
 
 std::vector<Resolver::NeighbourView> Resolver::neighbours() const {
   std::vector<NeighbourView> out;
-  impl_->endpoints.for_each([&](const IpAddr& ip, const Neighbour& n) {
+  impl_->neighbours.for_each([&](const IpAddr& ip, const Neighbour& n) {
     out.push_back({ip, n.hw, n.source_lid});
   });
   return out;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/backoff.h"
-#include "core/endpoint_table.h"
+#include "core/neighbour_table.h"
 #include "core/path_cache.h"
 #include "core/resolver.h"
 #include "core/token_bucket.h"
@@ -133,7 +133,7 @@ struct Resolver::Impl {
   QuerySink& sink;
   Prng prng;
   PathCache cache;
-  EndpointTable endpoints;
+  NeighbourTable neighbours;
   TokenBucket bucket;
   std::optional<LocalPort> port;  // unknown until the first on_local_port (then assumed usable)
   bool port_active = true;

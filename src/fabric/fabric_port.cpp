@@ -25,7 +25,7 @@ struct FabricPort::Impl {
                 opts.poll_interval, monitor_policy(opts),
                 PortMonitor::Events{[this](const core::LocalPort& p, std::uint8_t sl) { on_local_port(p, sl); },
                                     [this] { on_sm_changed(); },
-                                    [this](std::uint16_t sm_lid, std::function<void(std::optional<bool>)> done) {
+                                    [this](core::Lid sm_lid, std::function<void(std::optional<bool>)> done) {
                                       check_sa_state(sm_lid, std::move(done));
                                     }}),
         traps(requester, transport, RetryPolicy{opts.mad_timeout, opts.mad_retries},
@@ -39,7 +39,7 @@ struct FabricPort::Impl {
   }
 
   // The SA lost our subscriptions iff it restarted; only asked once both are confirmed.
-  void check_sa_state(std::uint16_t sm_lid, std::function<void(std::optional<bool>)> done) {
+  void check_sa_state(core::Lid sm_lid, std::function<void(std::optional<bool>)> done) {
     if (subscriptions_confirmed < 2) return done(std::nullopt);
     traps.check_subscribed(sm_lid, sm_sl, transport.snapshot().gid, std::move(done));
   }
@@ -55,9 +55,9 @@ struct FabricPort::Impl {
   }
 
   void on_local_port(const core::LocalPort& port, std::uint8_t port_sm_sl) {
-    const bool first_sm = sa.sm_lid() == 0 && port.sm_lid.value != 0;
+    const bool first_sm = sa.sm_lid().value == 0 && port.sm_lid.value != 0;
     sm_sl = port_sm_sl;
-    if (port.sm_lid.value != 0) sa.set_sm(port.sm_lid.value, sm_sl);
+    if (port.sm_lid.value != 0) sa.set_sm(port.sm_lid, sm_sl);
     current = port;
     if (events.on_local_port) events.on_local_port(port);
     if (first_sm) {
@@ -87,7 +87,7 @@ struct FabricPort::Impl {
   }
 
   void send(const core::PathQuery& query) {
-    if (sa.sm_lid() == 0) {
+    if (sa.sm_lid().value == 0) {
       queued.push_back(query);
       return;
     }
@@ -150,7 +150,7 @@ FabricStats FabricPort::stats() const {
 core::LocalPort FabricPort::local_port() const {
   if (auto port = impl_->monitor.local_port()) return *port;
   const PortSnapshot& snap = impl_->transport.snapshot();
-  return core::LocalPort{snap.gid, core::Lid{snap.lid}, core::Lid{snap.sm_lid}, snap.active};
+  return core::LocalPort{snap.gid, snap.lid, snap.sm_lid, snap.active};
 }
 
 }  // namespace ibat::fabric

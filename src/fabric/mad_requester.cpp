@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "mad/byte_order.h"
+#include "wire/byte_order.h"
 
 namespace ibat::fabric {
 
@@ -30,7 +30,7 @@ MadRequester::Handle MadRequester::submit(OutgoingMad request, const MadExpectat
     tid = ++next_tid_;
   } while (tid == 0 || outstanding_.contains(tid));
   if (request.bytes.size() < mad::kMadHeaderSize) request.bytes.resize(mad::kMadSize, 0);
-  mad::wire::put64(request.bytes, 8, tid);  // upper 32 bits: the kernel / umad2sim owns them
+  wire::put64(request.bytes, 8, tid);  // upper 32 bits: the kernel / umad2sim owns them
   auto entry = std::make_unique<Outstanding>(loop_);
   entry->request = std::move(request);
   entry->expect = expect;
@@ -44,7 +44,7 @@ MadRequester::Handle MadRequester::submit(OutgoingMad request, const MadExpectat
 
 bool MadRequester::cancel(Handle handle) { return outstanding_.erase(handle) > 0; }
 
-void MadRequester::retarget(MadRoute route, std::uint16_t dlid) {
+void MadRequester::retarget(MadRoute route, core::Lid dlid) {
   for (auto& [tid, entry] : outstanding_) {
     if (entry->request.route == route) entry->request.dlid = dlid;
   }
@@ -64,7 +64,7 @@ void MadRequester::send_attempt(Outstanding& entry) {
       static_cast<std::uint32_t>(std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(timeout).count()));
   ++counters_.sent;
   if (!sender_.send(entry.request)) ++counters_.send_failures;  // the timer treats it as lost
-  const Handle tid = mad::tid_low32(mad::wire::get64(entry.request.bytes, 8));
+  const Handle tid = mad::tid_low32(wire::get64(entry.request.bytes, 8));
   const std::uint32_t attempt = entry.attempt;
   entry.timer.expires_after(timeout);
   entry.timer.async_wait([this, tid, attempt](const std::error_code& ec) {

@@ -71,7 +71,7 @@ class MadRequester {
   // Forgets the request; its handler is never called. Returns false if it was not outstanding.
   bool cancel(Handle handle);
   // Further attempts of every outstanding request on `route` go to `dlid` (e.g. a new SM LID).
-  void retarget(MadRoute route, std::uint16_t dlid);
+  void retarget(MadRoute route, core::Lid dlid);
   std::size_t outstanding() const { return outstanding_.size(); }
 
   // Feeds one received MAD. Returns true if it was a response (matched or dropped), false for a

@@ -13,7 +13,7 @@ const MadExpectation kPortInfoAnswer{mad::mgmt_class::kSubnDirectedRoute, mad::m
 const MadExpectation kSmInfoAnswer{mad::mgmt_class::kSubnLidRouted, mad::method::kGetResp, mad::attr::kSmInfo,
                                    true};
 
-OutgoingMad smp(MadRoute route, std::uint16_t dlid, const mad::MadBuffer& bytes) {
+OutgoingMad smp(MadRoute route, core::Lid dlid, const mad::MadBuffer& bytes) {
   OutgoingMad out;
   out.route = route;
   out.dlid = dlid;
@@ -60,7 +60,7 @@ void PortMonitor::stop() {
 std::optional<core::LocalPort> PortMonitor::local_port() const {
   if (!detector_.port()) return std::nullopt;
   const PortSample& p = *detector_.port();
-  return core::LocalPort{port_gid_, core::Lid{p.lid}, core::Lid{p.sm_lid}, p.active};
+  return core::LocalPort{port_gid_, p.lid, p.sm_lid, p.active};
 }
 
 void PortMonitor::poll() {
@@ -68,7 +68,7 @@ void PortMonitor::poll() {
   poll_started_ = std::chrono::steady_clock::now();
   observation_ = {};
   in_flight_ = requester_.submit(
-      smp(MadRoute::smi_directed, mad::kPermissiveLid,
+      smp(MadRoute::smi_directed, core::Lid{mad::kPermissiveLid},
           mad::build_smp_get_directed(0, mad::attr::kPortInfo, port_number_, {})),
       kPortInfoAnswer, policy_, [this](const MadAnswer* answer) { on_port_info(answer); });
 }
@@ -77,13 +77,13 @@ void PortMonitor::on_port_info(const MadAnswer* answer) {
   in_flight_.reset();
   if (auto reply = smp_data(answer)) {
     if (auto info = mad::decode_port_info(reply->data); info.ok()) {
-      observation_.port = PortSample{info->lid, info->master_sm_lid, info->master_sm_sl,
+      observation_.port = PortSample{core::Lid{info->lid}, core::Lid{info->master_sm_lid}, info->master_sm_sl,
                                      info->state() == mad::PortState::active};
     }
   }
   // Ask the SM this poll found (or the last one known when PortInfo went unanswered).
   const std::optional<PortSample>& known = observation_.port ? observation_.port : detector_.port();
-  if (!known || known->sm_lid == 0 || !known->active) return finish_poll();
+  if (!known || known->sm_lid.value == 0 || !known->active) return finish_poll();
   in_flight_ = requester_.submit(smp(MadRoute::smi_lid, known->sm_lid,
                                      mad::build_smp_get_lid_routed(0, mad::attr::kSmInfo, 0)),
                                  kSmInfoAnswer, policy_, [this](const MadAnswer* a) { on_sm_info(a); });
@@ -101,7 +101,7 @@ void PortMonitor::on_sm_info(const MadAnswer* answer) {
 }
 
 void PortMonitor::check_sa_state() {
-  const std::uint16_t sm_lid = observation_.port ? observation_.port->sm_lid : detector_.port()->sm_lid;
+  const core::Lid sm_lid = observation_.port ? observation_.port->sm_lid : detector_.port()->sm_lid;
   events_.check_sa_state(sm_lid, [this, poll = poll_number_](std::optional<bool> kept) {
     if (poll != poll_number_ || !running_) return;
     observation_.sa_state_kept = kept;

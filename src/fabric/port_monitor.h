@@ -12,7 +12,7 @@
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 
-#include "core/resolver.h"
+#include "core/resolve_types.h"
 #include "fabric/mad_requester.h"
 #include "fabric/sm_change_detector.h"
 
@@ -25,7 +25,7 @@ class PortMonitor {
     std::function<void()> on_sm_changed;
     // Optional: asks the SA at sm_lid whether it still holds our state; `done(nullopt)` when
     // that cannot be told (nothing confirmed to look for, no answer).
-    std::function<void(std::uint16_t sm_lid, std::function<void(std::optional<bool>)> done)> check_sa_state;
+    std::function<void(core::Lid sm_lid, std::function<void(std::optional<bool>)> done)> check_sa_state;
   };
 
   // `port_number`: the local port the PortInfo SMP asks about (attribute modifier).

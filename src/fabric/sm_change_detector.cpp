@@ -8,7 +8,7 @@ PollVerdict SmChangeDetector::observe(const PollObservation& observation) {
   if (observation.port) {
     const PortSample& now = *observation.port;
     if (!port_ || !(*port_ == now)) verdict.local_port_changed = true;
-    if (port_ && port_->sm_lid != 0 && now.sm_lid != 0 && port_->sm_lid != now.sm_lid) {
+    if (port_ && port_->sm_lid.value != 0 && now.sm_lid.value != 0 && port_->sm_lid != now.sm_lid) {
       verdict.sm_changed = true;  // fail-over: every port's SM LID moved to the new master
     }
     port_ = now;

@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <optional>
 
+#include "core/types.h"
+
 namespace ibat::fabric {
 
 struct PortSample {
-  std::uint16_t lid = 0;
-  std::uint16_t sm_lid = 0;
+  core::Lid lid;
+  core::Lid sm_lid;
   std::uint8_t sm_sl = 0;
   bool active = false;
   bool operator==(const PortSample&) const = default;

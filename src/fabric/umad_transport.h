@@ -24,8 +24,8 @@ struct PortSnapshot {
   std::string ca;
   int port = 0;
   core::Gid gid;
-  std::uint16_t lid = 0;
-  std::uint16_t sm_lid = 0;
+  core::Lid lid;
+  core::Lid sm_lid;
   std::uint8_t sm_sl = 0;
   bool active = false;
 };

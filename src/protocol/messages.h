@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/resolver.h"
+#include "core/resolve_types.h"
 #include "core/types.h"
 #include "protocol/frame.h"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/policy.h"
-#include "fabric/fabric_port.h"
+#include "fabric/fabric_options.h"
 
 namespace ibat::server {
 

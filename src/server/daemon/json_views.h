@@ -11,7 +11,7 @@
 
 #include "core/resolver.h"
 #include "core/stats.h"
-#include "fabric/fabric_port.h"
+#include "fabric/fabric_options.h"
 
 namespace ibat::server {
 

@@ -17,13 +17,12 @@
 
 #include <fmt/format.h>
 
-#include "mad/byte_order.h"
 #include "mad/path_record.h"
+#include "wire/byte_order.h"
 
 namespace ibat::server {
 namespace {
 
-namespace wire = mad::wire;
 using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/resolver.h"
+#include "core/resolve_types.h"
 
 namespace ibat::server {
 

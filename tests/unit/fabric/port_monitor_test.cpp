@@ -25,7 +25,7 @@ class FakeSubnet final : public MadSender {
   bool send(const OutgoingMad& out) override {
     auto request = mad::decode_smp(out.bytes);
     if (!request.ok()) return false;
-    if (out.route == MadRoute::smi_lid && (!sm_answers || out.dlid != sm_lid)) return true;  // lost
+    if (out.route == MadRoute::smi_lid && (!sm_answers || out.dlid.value != sm_lid)) return true;  // lost
     mad::SmpHeader h = request->header;
     h.method = mad::method::kGetResp;
     h.direction = h.directed_route;
@@ -48,7 +48,7 @@ class FakeSubnet final : public MadSender {
     const mad::MadBuffer reply = mad::encode_smp(h, data);
     ReceivedMad in;
     in.bytes.assign(reply.begin(), reply.end());
-    in.slid = out.route == MadRoute::smi_lid ? out.dlid : mad::kPermissiveLid;
+    in.slid = out.route == MadRoute::smi_lid ? out.dlid : core::Lid{mad::kPermissiveLid};
     asio::post(loop_, [this, in] { requester_->on_receive(in); });
     act_count += 10;
     return true;

@@ -14,7 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "mad/byte_order.h"
+#include "wire/byte_order.h"
 
 namespace ibat::server {
 namespace {
@@ -95,7 +95,7 @@ class SnapshotCorruption : public ::testing::Test {
   // Rewrites the trailing CRC so only the intended defect remains.
   void reseal() {
     std::span<std::uint8_t> b(bytes);
-    mad::wire::put32(b, b.size() - 4, crc32(b.first(b.size() - 4)));
+    wire::put32(b, b.size() - 4, crc32(b.first(b.size() - 4)));
   }
   std::string error() {
     SnapshotContents out = decode_snapshot(bytes, kWritten, 100);
@@ -116,13 +116,13 @@ TEST_F(SnapshotCorruption, ForeignFileHasBadMagic) {
 }
 
 TEST_F(SnapshotCorruption, OtherVersionIsRefused) {
-  mad::wire::put16(bytes, 8, 2);
+  wire::put16(bytes, 8, 2);
   reseal();
   EXPECT_THAT(error(), HasSubstr("version 2 is not supported"));
 }
 
 TEST_F(SnapshotCorruption, OtherEntrySizeIsRefused) {
-  mad::wire::put16(bytes, 10, 100);
+  wire::put16(bytes, 10, 100);
   EXPECT_THAT(error(), HasSubstr("entry size 100"));
 }
 
@@ -139,13 +139,13 @@ TEST_F(SnapshotCorruption, TrailingBytes) {
 }
 
 TEST_F(SnapshotCorruption, HugeCountIsRefusedBeforeAllocating) {
-  mad::wire::put32(bytes, 12, 0xFFFFFFFF);
+  wire::put32(bytes, 12, 0xFFFFFFFF);
   EXPECT_THAT(error(), HasSubstr("4294967295 entries, more than the 100 accepted"));
 }
 
 TEST_F(SnapshotCorruption, UnservablePathWithAGoodChecksumIsRefused) {
   std::size_t dlid_in_record = kSnapshotHeaderSize + kSnapshotEntrySize + 52 + 40;  // 2nd entry's DLID
-  mad::wire::put16(bytes, dlid_in_record, 0);
+  wire::put16(bytes, dlid_in_record, 0);
   reseal();
   EXPECT_THAT(error(), HasSubstr("entry 1: destination fe80::6 has no servable path (DLID 0"));
 }
