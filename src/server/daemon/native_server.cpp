@@ -94,13 +94,13 @@ class NativeConnection : public std::enable_shared_from_this<NativeConnection> {
   }
 
   void on_frame(const protocol::FrameHeader& header, std::span<const std::uint8_t> payload) {
+    if (over_queue_limit()) return;  // before any reply is queued, whatever the op
     std::optional<Op> op = protocol::request_op(header.op);
     if (!op) {
       protocol::append_error(out_, header.id, Status::unsupported,
                              "unknown op " + std::to_string(header.op));
       return;
     }
-    if (over_queue_limit()) return;
     switch (*op) {
       case Op::resolve: return on_resolve(header.id, payload);
       case Op::neigh_add: return on_neigh_add(header.id, payload);

@@ -143,6 +143,19 @@ class Client {
   std::vector<Frame> frames_;
 };
 
+// The peak resident set of this process (VmHWM), in KiB; the daemon under test runs in it.
+inline long peak_rss_kib() {
+  FILE* status = std::fopen("/proc/self/status", "r");
+  if (status == nullptr) return -1;
+  long kib = -1;
+  char line[256];
+  while (std::fgets(line, sizeof(line), status) != nullptr) {
+    if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+  }
+  std::fclose(status);
+  return kib;
+}
+
 // Who a connect_as() child becomes before it connects.
 struct Identity {
   uid_t uid = 65534;  // nobody

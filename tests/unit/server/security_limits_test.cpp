@@ -108,6 +108,33 @@ TEST_F(Limits, ClientThatDoesNotReadItsRepliesIsCutOffAndOthersAreServed) {
   EXPECT_EQ(victim.status_of(2), Status::ok);
 }
 
+// The ERROR reply to an unknown op passes the same reply-queue cap as every other reply: a client
+// that pipelines unknown ops and never reads is cut off, and the daemon's memory stays bounded
+// (each 12-byte frame would otherwise leave a ~26-byte reply queued).
+TEST_F(Limits, UnknownOpFloodFromAClientThatDoesNotReadIsCutOff) {
+  config_.server.max_queued_bytes_per_connection = 1u << 17;  // the smallest accepted
+  start();
+  Client victim(config_.server.socket);
+  warm(victim, 1, gid(0xA), 10);
+
+  std::vector<std::uint8_t> batch;  // 1 MiB of frames with op 0x42
+  for (std::uint32_t id = 0; batch.size() + protocol::kHeaderSize <= (1u << 20); ++id) {
+    protocol::append_frame(batch, protocol::FrameHeader{protocol::kVersion, 0x42, Status::ok, 0, id, 0}, {});
+  }
+  const long peak_before = peak_rss_kib();
+  Client hostile(config_.server.socket);
+  bool cut_off = false;
+  for (int round = 0; round < 16 && !cut_off; ++round) cut_off = !hostile.send(batch);
+  const long peak_growth = peak_rss_kib() - peak_before;
+  EXPECT_TRUE(cut_off) << "16 MiB of unknown-op frames were taken in without a reply being read";
+  EXPECT_TRUE(hostile.closed_by_peer());
+  EXPECT_EQ(server_counters().slow_clients, 1u);
+  EXPECT_LT(peak_growth, 16 * 1024) << "KiB of peak RSS growth";
+
+  victim.resolve(2, gid(0xA), /*cache_only=*/true);
+  EXPECT_EQ(victim.status_of(2), Status::ok);
+}
+
 TEST_F(Limits, ConnectionsBeyondMaxConnectionsAreClosedAtOnce) {
   config_.server.max_connections = 3;
   start();
