@@ -3,16 +3,13 @@
 #include "server/daemon/acm_server.h"
 
 #include <array>
-#include <deque>
 #include <unistd.h>
+#include <unordered_map>
 #include <vector>
 
-#include <asio/post.hpp>
-#include <asio/write.hpp>
 #include <spdlog/spdlog.h>
 
 #include "server/acm/acm_messages.h"
-#include "server/daemon/unix_listener.h"
 
 namespace ibat::server {
 
@@ -46,38 +43,16 @@ std::string host_name() {
 
 }  // namespace
 
-class AcmConnection : public std::enable_shared_from_this<AcmConnection> {
+class AcmConnection : public Connection {
  public:
-  AcmConnection(AcmServer& server, stream_protocol::socket socket, std::uint64_t serial)
-      : server_(server), socket_(std::move(socket)), serial_(serial) {}
-  ~AcmConnection() { cancel_outstanding(); }
-
-  void start() { read(); }
-
-  void abort() {
-    if (closed_) return;
-    closed_ = true;
-    cancel_outstanding();
-    asio::error_code ignored;
-    socket_.close(ignored);
-    server_.forget(serial_);
-  }
+  AcmConnection(AcmServer& server, stream_protocol::socket socket)
+      : Connection(server.sockets_, std::move(socket), StreamStyle{4096, true}), server_(server) {}
+  ~AcmConnection() override { cancel_outstanding(); }
 
  private:
-  void read() {
-    socket_.async_read_some(asio::buffer(chunk_), [self = shared_from_this()](asio::error_code ec, std::size_t n) {
-      self->on_read(ec, n);
-    });
-  }
-
-  void on_read(asio::error_code ec, std::size_t n) {
-    if (closed_) return;
-    if (ec) {
-      abort();
-      return;
-    }
-    in_.insert(in_.end(), chunk_.begin(), chunk_.begin() + static_cast<std::ptrdiff_t>(n));
-    while (!closed_) {
+  void on_bytes(std::span<const std::uint8_t> bytes) override {
+    in_.insert(in_.end(), bytes.begin(), bytes.end());
+    while (!closing() && can_reply()) {
       acm::Framing f = acm::frame(in_);
       if (f.kind == acm::Framing::Kind::need_more) break;
       if (f.kind == acm::Framing::Kind::invalid) {
@@ -89,11 +64,9 @@ class AcmConnection : public std::enable_shared_from_this<AcmConnection> {
       in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(f.length));
       handle(message);
     }
-    if (server_.hooks_.after_input) server_.hooks_.after_input();
-    if (closed_) return;
-    flush();
-    read();
   }
+
+  void on_close() override { cancel_outstanding(); }
 
   void handle(std::span<const std::uint8_t> message) {
     ++server_.counters_.acm_requests;
@@ -104,7 +77,7 @@ class AcmConnection : public std::enable_shared_from_this<AcmConnection> {
         abort();
         return;
       }
-      queue(acm::encode_status_response(error->opcode, error->tid, error->status));
+      send(acm::encode_status_response(error->opcode, error->tid, error->status));
       return;
     }
     std::visit([this](const auto& request) { serve(request); }, std::get<acm::Request>(decoded));
@@ -117,7 +90,7 @@ class AcmConnection : public std::enable_shared_from_this<AcmConnection> {
     } else if (r.path.dlid.is_valid_unicast()) {
       request.target = r.path.dlid;
     } else {
-      queue(acm::encode_status_response(acm::Opcode::resolve, r.tid, acm::Status::edestaddr));
+      send(acm::encode_status_response(acm::Opcode::resolve, r.tid, acm::Status::edestaddr));
       return;
     }
     if (!r.path.sgid.is_zero()) request.sgid = r.path.sgid;
@@ -130,7 +103,7 @@ class AcmConnection : public std::enable_shared_from_this<AcmConnection> {
   void serve(const acm::ResolveAddressRequest& r) {
     const auto* ip = std::get_if<core::IpAddr>(&r.dest.address);
     if (ip == nullptr) {  // names are not resolved: ibat has no name service
-      queue(acm::encode_status_response(acm::Opcode::resolve, r.tid, acm::Status::edesttype));
+      send(acm::encode_status_response(acm::Opcode::resolve, r.tid, acm::Status::edesttype));
       return;
     }
     ++server_.address_lookups_;
@@ -142,7 +115,7 @@ class AcmConnection : public std::enable_shared_from_this<AcmConnection> {
 
   void serve(const acm::PerfQueryRequest& r) {
     if (r.ep_index > 1) {
-      queue(acm::encode_status_response(acm::Opcode::perf_query, r.tid, acm::Status::einval));
+      send(acm::encode_status_response(acm::Opcode::perf_query, r.tid, acm::Status::einval));
       return;
     }
     core::Stats s = server_.resolver_.stats();
@@ -157,13 +130,13 @@ class AcmConnection : public std::enable_shared_from_this<AcmConnection> {
     set(acm::Counter::addr_cache, server_.address_lookups_);
     set(acm::Counter::route_query, s.sa_queries);
     set(acm::Counter::route_cache, s.cache_hits + s.stale_hits + s.provisional_hits);
-    queue(acm::encode(response));
+    send(acm::encode(response));
   }
 
   void serve(const acm::EpQueryRequest& r) {
     core::LocalPort port = server_.hooks_.local_port ? server_.hooks_.local_port() : core::LocalPort{};
     if (r.ep_index != 1) {  // one endpoint: the local port
-      queue(acm::encode_status_response(acm::Opcode::ep_query, r.tid, acm::Status::einval));
+      send(acm::encode_status_response(acm::Opcode::ep_query, r.tid, acm::Status::einval));
       return;
     }
     acm::EpQueryResponse response;
@@ -174,12 +147,12 @@ class AcmConnection : public std::enable_shared_from_this<AcmConnection> {
     response.ep.pkey = server_.resolver_.policy().default_pkey;
     response.ep.provider = "ibat";
     if (std::string name = host_name(); !name.empty()) response.ep.addresses.push_back(name);
-    queue(acm::encode(response));
+    send(acm::encode(response));
   }
 
   void resolve(const acm::Tid& tid, const core::ResolveRequest& request) {
     if (outstanding_.size() >= kMaxAcmOutstanding) {
-      queue(acm::encode_status_response(acm::Opcode::resolve, tid, acm::Status::enomem));
+      send(acm::encode_status_response(acm::Opcode::resolve, tid, acm::Status::enomem));
       return;
     }
     std::uint64_t key = next_key_++;
@@ -193,37 +166,12 @@ class AcmConnection : public std::enable_shared_from_this<AcmConnection> {
   }
 
   void complete(std::uint64_t key, const acm::Tid& tid, const core::ResolveResult& result) {
-    if (outstanding_.erase(key) == 0 || closed_) return;
+    if (outstanding_.erase(key) == 0) return;
     acm::ResolveResponse response;
     response.tid = tid;
     response.status = acm_status(result.error);
     if (result.error == core::Error::ok) response.path = result.path;
-    queue(acm::encode(response));
-    flush();
-  }
-
-  void queue(std::vector<std::uint8_t> bytes) {
-    if (queued_bytes_ > kMaxAcmQueuedBytes) {
-      spdlog::warn("acm: disconnecting a client that does not read its replies");
-      asio::post(socket_.get_executor(), [self = shared_from_this()] { self->abort(); });
-      return;
-    }
-    queued_bytes_ += bytes.size();
-    out_.push_back(std::move(bytes));
-  }
-
-  void flush() {
-    if (closed_ || writing_ || out_.empty()) return;
-    writing_ = true;
-    asio::async_write(socket_, asio::buffer(out_.front()),
-                      [self = shared_from_this()](asio::error_code ec, std::size_t) {
-                        self->writing_ = false;
-                        if (self->closed_) return;
-                        if (ec) return self->abort();
-                        self->queued_bytes_ -= self->out_.front().size();
-                        self->out_.pop_front();
-                        self->flush();
-                      });
+    if (send(acm::encode(response))) flush();
   }
 
   void cancel_outstanding() {
@@ -234,54 +182,32 @@ class AcmConnection : public std::enable_shared_from_this<AcmConnection> {
   }
 
   AcmServer& server_;
-  stream_protocol::socket socket_;
-  std::uint64_t serial_;
-  std::array<std::uint8_t, 4096> chunk_{};
   std::vector<std::uint8_t> in_;  // bounded: frame() rejects a message longer than 592 bytes
-  std::deque<std::vector<std::uint8_t>> out_;  // one message per write, as ibacm sends them
-  std::size_t queued_bytes_ = 0;
-  bool writing_ = false;
-  bool closed_ = false;
   std::unordered_map<std::uint64_t, core::RequestId> outstanding_;
   std::uint64_t next_key_ = 1;
 };
 
 AcmServer::AcmServer(asio::io_context& loop, core::Resolver& resolver, AcmHooks hooks, ServerCounters& counters)
-    : loop_(loop), resolver_(resolver), hooks_(std::move(hooks)), counters_(counters) {}
+    : resolver_(resolver),
+      hooks_(std::move(hooks)),
+      counters_(counters),
+      sockets_(
+          loop, "acm", counters.acm,
+          [this](stream_protocol::socket socket) {
+            return std::make_shared<AcmConnection>(*this, std::move(socket));
+          },
+          [this] {
+            if (hooks_.after_input) hooks_.after_input();
+          }) {}
 
 AcmServer::~AcmServer() { close(); }
 
-void AcmServer::listen(const std::string& path, std::uint32_t mode) {
-  acceptor_.emplace(listen_unix(loop_, path, mode));
-  path_ = path;
-  accept();
+void AcmServer::listen(const std::string& path, std::uint32_t mode, std::uint32_t max_connections) {
+  sockets_.listen(path, mode, SocketLimits{max_connections, kMaxAcmQueuedBytes});
 }
 
-void AcmServer::accept() {
-  acceptor_->async_accept([this](asio::error_code ec, stream_protocol::socket socket) {
-    if (ec == asio::error::operation_aborted || !acceptor_ || !acceptor_->is_open()) return;
-    if (!ec) {
-      std::uint64_t serial = next_serial_++;
-      auto connection = std::make_shared<AcmConnection>(*this, std::move(socket), serial);
-      connections_.emplace(serial, connection);
-      connection->start();
-    }
-    accept();
-  });
-}
-
-void AcmServer::forget(std::uint64_t serial) { connections_.erase(serial); }
-
-void AcmServer::close() {
-  if (acceptor_) {
-    asio::error_code ignored;
-    acceptor_->close(ignored);
-    acceptor_.reset();
-    remove_socket_file(path_);
-  }
-  std::vector<std::shared_ptr<AcmConnection>> all;
-  for (auto& [serial, c] : connections_) all.push_back(c);
-  for (auto& c : all) c->abort();
+void AcmServer::set_max_connections(std::uint32_t max_connections) {
+  sockets_.set_limits(SocketLimits{max_connections, kMaxAcmQueuedBytes});
 }
 
 }  // namespace ibat::server

@@ -1,20 +1,18 @@
 // The ACM-compatible endpoint (rdma-core ibacm protocol v1, via the ibat_acm_codec): lets ib_acme
 // and librdmacm resolve through ibatd. RESOLVE by path (DGID/DLID) or by IP through the endpoint
-// table, PERF_QUERY with the 7 ibacm counters, EP_QUERY describing the one local endpoint.
+// table, PERF_QUERY with the 7 ibacm counters, EP_QUERY describing the one local endpoint. Sockets,
+// connection limits and reply queues are the shared skeleton's (socket_server.h).
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <memory>
-#include <optional>
 #include <string>
-#include <unordered_map>
 
 #include <asio/io_context.hpp>
-#include <asio/local/stream_protocol.hpp>
 
 #include "core/resolver.h"
 #include "server/daemon/json_views.h"
+#include "server/daemon/socket_server.h"
 
 namespace ibat::server {
 
@@ -33,24 +31,19 @@ class AcmServer {
   AcmServer& operator=(const AcmServer&) = delete;
 
   // Throws std::runtime_error naming the path on failure.
-  void listen(const std::string& path, std::uint32_t mode);
+  void listen(const std::string& path, std::uint32_t mode, std::uint32_t max_connections);
+  void set_max_connections(std::uint32_t max_connections);
   // Stops accepting, removes the socket file, closes every connection (pending requests cancelled).
-  void close();
+  void close() { sockets_.abort_all(); }
 
  private:
   friend class AcmConnection;
-  void accept();
-  void forget(std::uint64_t serial);
 
-  asio::io_context& loop_;
   core::Resolver& resolver_;
   AcmHooks hooks_;
   ServerCounters& counters_;
-  std::string path_;
-  std::optional<asio::local::stream_protocol::acceptor> acceptor_;
-  std::unordered_map<std::uint64_t, std::shared_ptr<AcmConnection>> connections_;
-  std::uint64_t next_serial_ = 1;
   std::uint64_t address_lookups_ = 0;  // RESOLVE by IP: answered through the endpoint table
+  SocketServer sockets_;               // last: its connections use the members above until they close
 };
 
 }  // namespace ibat::server

@@ -15,18 +15,26 @@
 
 namespace ibat::server {
 
+// Counters of one socket (native or ACM).
+struct SocketCounters {
+  std::uint64_t connections = 0;        // gauge: connections open
+  std::uint64_t connections_total = 0;  // accepted since start
+  std::uint64_t refused = 0;            // closed at once: max_connections were open
+  std::uint64_t slow_clients = 0;       // closed because their reply queue overflowed
+};
+
 // Counters of the daemon's sockets, reported with the core and fabric ones.
 struct ServerCounters {
-  std::uint64_t connections = 0;         // gauge: native connections open
-  std::uint64_t connections_total = 0;   // accepted since start
-  std::uint64_t protocol_errors = 0;     // connections closed for a malformed frame
-  std::uint64_t slow_clients = 0;        // connections closed because their reply queue overflowed
-  std::uint64_t denied = 0;              // privileged requests refused
+  SocketCounters native;
+  SocketCounters acm;
+  std::uint64_t protocol_errors = 0;  // native connections closed for a malformed frame
+  std::uint64_t denied = 0;           // privileged requests refused
   std::uint64_t acm_requests = 0;
 };
 
 // Core counters at the top level (resolves, cache_hits, ..., failures as {reason: n, total: n}),
-// the fabric's under "fabric", the sockets' under "server", and "uptime_s".
+// the fabric's under "fabric", the sockets' under "server" (the ACM socket's prefixed "acm_"), and
+// "uptime_s".
 nlohmann::json stats_json(const core::Stats& core, const fabric::FabricStats& fabric,
                           const ServerCounters& server, std::chrono::seconds uptime);
 

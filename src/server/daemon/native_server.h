@@ -1,22 +1,21 @@
-// The native protocol server (docs/protocol.md): a Unix stream socket, one Connection per client,
-// pipelined requests answered out of order, per-connection caps, peer-credential checks for the
-// privileged operations, WATCH event streams. Runs on the event loop thread that owns the Resolver.
+// The native protocol server (docs/protocol.md) on the shared socket skeleton (socket_server.h):
+// pipelined requests answered out of order, the per-connection cap on outstanding requests,
+// peer-credential checks for the privileged operations, WATCH event streams. Runs on the event
+// loop thread that owns the Resolver.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
-#include <unordered_map>
 
 #include <asio/io_context.hpp>
-#include <asio/local/stream_protocol.hpp>
 #include <nlohmann/json.hpp>
 
 #include "core/resolver.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/peer_credentials.h"
+#include "server/daemon/socket_server.h"
 
 namespace ibat::server {
 
@@ -52,27 +51,20 @@ class NativeServer {
 
   // Stops accepting and removes the socket file; every connection flushes what it has queued
   // (e.g. `cancelled` replies) and closes. `done` runs once all are closed.
-  void drain(std::function<void()> done);
+  void drain(std::function<void()> done) { sockets_.drain(std::move(done)); }
   // Closes everything at once; requests still in flight are cancelled without a reply.
-  void abort_all();
+  void abort_all() { sockets_.abort_all(); }
 
-  std::size_t connection_count() const { return connections_.size(); }
+  std::size_t connection_count() const { return sockets_.connection_count(); }
 
  private:
   friend class NativeConnection;
-  void accept();
-  void forget(std::uint64_t serial);
 
-  asio::io_context& loop_;
   core::Resolver& resolver_;
   NativeHooks hooks_;
   ServerCounters& counters_;
   NativeLimits limits_;
-  std::string path_;
-  std::optional<asio::local::stream_protocol::acceptor> acceptor_;
-  std::unordered_map<std::uint64_t, std::shared_ptr<NativeConnection>> connections_;
-  std::uint64_t next_serial_ = 1;
-  std::function<void()> drained_;
+  SocketServer sockets_;  // last: its connections use the members above until they close
 };
 
 }  // namespace ibat::server

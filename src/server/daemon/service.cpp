@@ -83,7 +83,7 @@ void Service::start() {
         AcmHooks{[this] { schedule_tick(); },
                  [this] { return port_info_ ? port_info_() : core::LocalPort{}; }},
         counters_);
-    acm_->listen(config_.server.acm_socket, config_.server.socket_mode);
+    acm_->listen(config_.server.acm_socket, config_.server.socket_mode, config_.server.max_connections);
     spdlog::info("listening on {} (ACM protocol)", config_.server.acm_socket);
   }
   start_local_sa();
@@ -213,6 +213,7 @@ void Service::reload(const DaemonConfig& next) {
   set_log_level(config_.log_level);
   admin_gid_ = resolve_admin_group(config_.server.admin_group);
   native_.set_limits(native_limits());
+  if (acm_) acm_->set_max_connections(config_.server.max_connections);
   snapshot_timer_.cancel();
   schedule_snapshot();
   tick_armed_for_.reset();  // the new policy may move deadlines earlier

@@ -143,6 +143,19 @@ class Client {
   std::vector<Frame> frames_;
 };
 
+// The peak resident set of this process (VmHWM), in KiB; the daemon under test runs in it.
+inline long peak_rss_kib() {
+  FILE* status = std::fopen("/proc/self/status", "r");
+  if (status == nullptr) return -1;
+  long kib = -1;
+  char line[256];
+  while (std::fgets(line, sizeof(line), status) != nullptr) {
+    if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+  }
+  std::fclose(status);
+  return kib;
+}
+
 // Who a connect_as() child becomes before it connects.
 struct Identity {
   uid_t uid = 65534;  // nobody
@@ -283,15 +296,16 @@ class DaemonTest : public ::testing::Test {
     EXPECT_EQ(c.status_of(id), protocol::Status::ok);
   }
   // The "server" section of STATS, read on the loop.
-  ServerCounters server_counters() {
+  struct ServerStats {
+    std::uint64_t connections, connections_total, connections_refused, protocol_errors, slow_clients, denied;
+    std::uint64_t acm_connections, acm_connections_total, acm_connections_refused, acm_slow_clients;
+  };
+  ServerStats server_counters() {
     nlohmann::json s = nlohmann::json::parse(on_loop([this] { return service_->stats_json(); }))["server"];
-    ServerCounters c;
-    c.connections = s["connections"];
-    c.connections_total = s["connections_total"];
-    c.protocol_errors = s["protocol_errors"];
-    c.slow_clients = s["slow_clients"];
-    c.denied = s["denied"];
-    return c;
+    return ServerStats{s["connections"],     s["connections_total"],     s["connections_refused"],
+                       s["protocol_errors"], s["slow_clients"],          s["denied"],
+                       s["acm_connections"], s["acm_connections_total"], s["acm_connections_refused"],
+                       s["acm_slow_clients"]};
   }
 
   std::filesystem::path dir_;

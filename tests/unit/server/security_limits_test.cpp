@@ -1,8 +1,8 @@
 // ibatd's limits against a rogue local client (docs/security.md), with the SA faked: a flooding
 // connection is answered `overloaded` past its cap while another client keeps resolving; the
 // global pending budget bounds the daemon (and is shared: the documented gap); a client that does
-// not read its replies is cut off; connections beyond max_connections are closed at once; an ACM
-// client past its in-flight cap gets ENOMEM answers.
+// not read its replies is cut off; connections beyond max_connections are closed at once (on
+// each socket, and counted); an ACM client past its in-flight cap gets ENOMEM answers.
 #include "security_harness.h"
 #include "server/acm/acm_messages.h"
 #include "server/acm/path_record_wire.h"
@@ -108,6 +108,33 @@ TEST_F(Limits, ClientThatDoesNotReadItsRepliesIsCutOffAndOthersAreServed) {
   EXPECT_EQ(victim.status_of(2), Status::ok);
 }
 
+// The ERROR reply to an unknown op passes the same reply-queue cap as every other reply: a client
+// that pipelines unknown ops and never reads is cut off, and the daemon's memory stays bounded
+// (each 12-byte frame would otherwise leave a ~26-byte reply queued).
+TEST_F(Limits, UnknownOpFloodFromAClientThatDoesNotReadIsCutOff) {
+  config_.server.max_queued_bytes_per_connection = 1u << 17;  // the smallest accepted
+  start();
+  Client victim(config_.server.socket);
+  warm(victim, 1, gid(0xA), 10);
+
+  std::vector<std::uint8_t> batch;  // 1 MiB of frames with op 0x42
+  for (std::uint32_t id = 0; batch.size() + protocol::kHeaderSize <= (1u << 20); ++id) {
+    protocol::append_frame(batch, protocol::FrameHeader{protocol::kVersion, 0x42, Status::ok, 0, id, 0}, {});
+  }
+  const long peak_before = peak_rss_kib();
+  Client hostile(config_.server.socket);
+  bool cut_off = false;
+  for (int round = 0; round < 16 && !cut_off; ++round) cut_off = !hostile.send(batch);
+  const long peak_growth = peak_rss_kib() - peak_before;
+  EXPECT_TRUE(cut_off) << "16 MiB of unknown-op frames were taken in without a reply being read";
+  EXPECT_TRUE(hostile.closed_by_peer());
+  EXPECT_EQ(server_counters().slow_clients, 1u);
+  EXPECT_LT(peak_growth, 16 * 1024) << "KiB of peak RSS growth";
+
+  victim.resolve(2, gid(0xA), /*cache_only=*/true);
+  EXPECT_EQ(victim.status_of(2), Status::ok);
+}
+
 TEST_F(Limits, ConnectionsBeyondMaxConnectionsAreClosedAtOnce) {
   config_.server.max_connections = 3;
   start();
@@ -149,6 +176,76 @@ std::vector<std::uint8_t> acm_resolve_by_dgid(std::uint64_t tid, const core::Gid
   path.dgid = dgid;
   acm::encode_path_record(path, std::span<std::uint8_t, 64>(m.data() + 24, 64));
   return m;
+}
+
+// An ACM PERF_QUERY for the whole service (what `ib_acme -P` sends): a 16-byte header, length in
+// network order.
+std::vector<std::uint8_t> acm_perf_query(std::uint64_t tid) {
+  std::vector<std::uint8_t> m(16, 0);
+  m[0] = 1;  // version
+  m[1] = static_cast<std::uint8_t>(acm::Opcode::perf_query);
+  m[7] = 16;  // length, big-endian
+  std::memcpy(&m[8], &tid, sizeof(tid));
+  return m;
+}
+
+// The status byte of the answer to one ACM PERF_QUERY on `c`; nullopt when none came.
+std::optional<std::uint8_t> acm_perf_status(Client& c, std::uint64_t tid) {
+  if (!c.send(acm_perf_query(tid))) return std::nullopt;
+  std::vector<std::uint8_t> header = c.read_bytes(16);
+  if (header.size() != 16) return std::nullopt;
+  const std::size_t length = (std::size_t{header[6]} << 8) | header[7];
+  if (length > 16 && c.read_bytes(length - 16).size() != length - 16) return std::nullopt;
+  return header[2];
+}
+
+TEST_F(Limits, AcmConnectionsBeyondMaxConnectionsAreRefusedAndCounted) {
+  config_.server.max_connections = 2;
+  config_.server.acm_socket = (dir_ / "acm.sock").string();
+  start();
+  std::vector<std::unique_ptr<Client>> clients;
+  for (std::uint64_t i = 0; i < 2; ++i) {
+    clients.push_back(std::make_unique<Client>(config_.server.acm_socket));
+    ASSERT_EQ(acm_perf_status(*clients.back(), i), 0u) << "connection " << i;
+  }
+  Client extra(config_.server.acm_socket);  // the kernel accepts it; the daemon closes it
+  EXPECT_TRUE(extra.closed_by_peer());
+  EXPECT_EQ(server_counters().acm_connections, 2u);
+  EXPECT_EQ(server_counters().acm_connections_total, 2u);
+  EXPECT_EQ(server_counters().acm_connections_refused, 1u);
+  // The native socket counts apart: its own max_connections still has room.
+  Client native(config_.server.socket);
+  native.request(Op::stats, 1);
+  EXPECT_FALSE(native.body(1).empty());
+  EXPECT_EQ(server_counters().connections_refused, 0u);
+
+  clients.front().reset();  // a slot frees up once the daemon sees the close
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (server_counters().acm_connections != 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(server_counters().acm_connections, 1u);
+  Client late(config_.server.acm_socket);
+  EXPECT_EQ(acm_perf_status(late, 7), 0u);
+  EXPECT_EQ(acm_perf_status(*clients.back(), 8), 0u);  // the one already in was never disturbed
+}
+
+TEST_F(Limits, AcmClientThatDoesNotReadItsRepliesIsCutOff) {
+  config_.server.acm_socket = (dir_ / "acm.sock").string();
+  start();
+  Client reader_less(config_.server.acm_socket);
+  std::vector<std::uint8_t> batch;  // 1000 PERF_QUERYs: 72 KB of replies
+  for (std::uint64_t tid = 0; tid < 1000; ++tid) {
+    std::vector<std::uint8_t> q = acm_perf_query(tid);
+    batch.insert(batch.end(), q.begin(), q.end());
+  }
+  bool cut_off = false;
+  for (int round = 0; round < 1000 && !cut_off; ++round) cut_off = !reader_less.send(batch);
+  EXPECT_TRUE(cut_off) << "72 MB of unread ACM replies were accepted";
+  EXPECT_EQ(server_counters().acm_slow_clients, 1u);
+
+  Client other(config_.server.acm_socket);
+  EXPECT_EQ(acm_perf_status(other, 1), 0u);
 }
 
 TEST_F(Limits, AcmClientPastItsInFlightCapGetsEnomemAtOnce) {

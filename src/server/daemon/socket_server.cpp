@@ -1,0 +1,181 @@
+// The socket skeleton shared by the native and ACM servers: accept loop, connection table, reply
+// queue with its cap, writes, drain and close.
+#include "server/daemon/socket_server.h"
+
+#include <asio/post.hpp>
+#include <asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+#include "server/daemon/unix_listener.h"
+
+namespace ibat::server {
+
+using asio::local::stream_protocol;
+
+Connection::Connection(SocketServer& server, stream_protocol::socket socket, StreamStyle style)
+    : server_(server),
+      socket_(std::move(socket)),
+      style_(style),
+      peer_(read_peer_credentials(socket_.native_handle())),
+      in_(style.read_chunk) {}
+
+void Connection::drain() {
+  draining_ = true;
+  flush();
+}
+
+void Connection::abort() {
+  if (closed_) return;
+  closed_ = true;
+  on_close();
+  asio::error_code ignored;
+  socket_.close(ignored);
+  server_.forget(this);  // may destroy *this once the handlers holding it return
+}
+
+void Connection::read() {
+  socket_.async_read_some(asio::buffer(in_), [self = shared_from_this()](asio::error_code ec, std::size_t n) {
+    self->on_read(ec, n);
+  });
+}
+
+void Connection::on_read(asio::error_code ec, std::size_t n) {
+  if (closed_) return;
+  if (ec) {  // EOF or reset: the client is gone
+    abort();
+    return;
+  }
+  if (closing()) return;
+  on_bytes(std::span<const std::uint8_t>(in_.data(), n));
+  if (server_.after_input_) server_.after_input_();
+  if (closed_) return;
+  flush();
+  if (!closing()) read();
+}
+
+bool Connection::over_queue_limit() {
+  if (closed_ || cut_off_) return true;
+  if (queued_bytes_ <= server_.limits_.max_queued_bytes) return false;
+  ++server_.counters_.slow_clients;
+  spdlog::warn("{}: disconnecting pid {}: {} reply bytes unread", server_.name_, peer_.pid, queued_bytes_);
+  cut_off_ = true;
+  // Deferred: this may run inside a Resolver completion or a request handler.
+  asio::post(socket_.get_executor(), [self = shared_from_this()] { self->abort(); });
+  return true;
+}
+
+bool Connection::can_reply() { return !over_queue_limit(); }
+
+bool Connection::send(std::vector<std::uint8_t> message) {
+  if (over_queue_limit()) return false;
+  queued_bytes_ += message.size();
+  out_.push_back(std::move(message));
+  return true;
+}
+
+void Connection::flush() {
+  if (closed_ || writing_active_) return;
+  if (out_.empty()) {
+    if (draining_) abort();
+    return;
+  }
+  writing_.clear();
+  do {  // one message, or everything queued in one write
+    writing_.insert(writing_.end(), out_.front().begin(), out_.front().end());
+    out_.pop_front();
+  } while (!style_.one_message_per_write && !out_.empty());
+  writing_active_ = true;
+  asio::async_write(socket_, asio::buffer(writing_),
+                    [self = shared_from_this()](asio::error_code ec, std::size_t) { self->on_written(ec); });
+}
+
+void Connection::on_written(asio::error_code ec) {
+  writing_active_ = false;
+  queued_bytes_ -= writing_.size();
+  writing_.clear();
+  if (closed_) return;
+  if (ec) {
+    abort();
+    return;
+  }
+  flush();
+}
+
+SocketServer::SocketServer(asio::io_context& loop, std::string name, SocketCounters& counters, Factory make,
+                           std::function<void()> after_input)
+    : loop_(loop),
+      name_(std::move(name)),
+      counters_(counters),
+      make_(std::move(make)),
+      after_input_(std::move(after_input)) {}
+
+SocketServer::~SocketServer() { abort_all(); }
+
+void SocketServer::listen(const std::string& path, std::uint32_t mode, const SocketLimits& limits) {
+  limits_ = limits;
+  acceptor_.emplace(listen_unix(loop_, path, mode));
+  path_ = path;
+  accept();
+}
+
+void SocketServer::accept() {
+  acceptor_->async_accept([this](asio::error_code ec, stream_protocol::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor_ || !acceptor_->is_open()) return;
+    if (ec) {
+      spdlog::warn("{}: accept failed: {}", name_, ec.message());
+    } else if (connections_.size() >= limits_.max_connections) {
+      ++counters_.refused;
+      spdlog::warn("{}: refusing a connection: {} open (max_connections)", name_, connections_.size());
+    } else {
+      std::shared_ptr<Connection> connection = make_(std::move(socket));
+      connections_.emplace(connection.get(), connection);
+      ++counters_.connections_total;
+      counters_.connections = connections_.size();
+      connection->start();
+    }
+    accept();
+  });
+}
+
+void SocketServer::forget(Connection* connection) {
+  connections_.erase(connection);
+  counters_.connections = connections_.size();
+  if (connections_.empty() && drained_) {
+    auto done = std::move(drained_);
+    drained_ = nullptr;
+    done();
+  }
+}
+
+std::vector<std::shared_ptr<Connection>> SocketServer::connections() const {
+  std::vector<std::shared_ptr<Connection>> all;
+  all.reserve(connections_.size());
+  for (const auto& [key, c] : connections_) all.push_back(c);
+  return all;
+}
+
+void SocketServer::stop_accepting() {
+  if (!acceptor_) return;
+  asio::error_code ignored;
+  acceptor_->close(ignored);
+  acceptor_.reset();
+  remove_socket_file(path_);
+}
+
+void SocketServer::drain(std::function<void()> done) {
+  stop_accepting();
+  if (connections_.empty()) {
+    done();
+    return;
+  }
+  drained_ = std::move(done);
+  for (auto& c : connections()) c->drain();
+}
+
+void SocketServer::abort_all() {
+  drained_ = nullptr;
+  stop_accepting();
+  for (auto& c : connections()) c->abort();
+}
+
+}  // namespace ibat::server

@@ -1,0 +1,140 @@
+// The Unix-socket server skeleton that ibatd's native and ACM endpoints share: accepting, peer
+// credentials, max_connections, the connection
+// table, one bounded reply queue per connection, flush, drain and close, and the counters of each.
+// A protocol subclasses Connection and turns received bytes into replies (on_bytes -> send);
+// the limits are in docs/security.md §4.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/local/stream_protocol.hpp>
+
+#include "server/daemon/json_views.h"
+#include "server/daemon/peer_credentials.h"
+
+namespace ibat::server {
+
+struct SocketLimits {
+  std::uint32_t max_connections = 1024;
+  std::size_t max_queued_bytes = 4u << 20;  // unsent reply bytes per connection
+};
+
+// How a protocol reads and writes its stream.
+struct StreamStyle {
+  std::size_t read_chunk = 64 * 1024;  // bytes asked of one read
+  bool one_message_per_write = false;  // ACM clients read each reply with a single recv()
+};
+
+class SocketServer;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(SocketServer& server, asio::local::stream_protocol::socket socket, StreamStyle style);
+  virtual ~Connection() = default;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  void start() { read(); }
+  // Stop reading, send what is queued, then close.
+  void drain();
+  // Close now; the protocol cancels what it has in flight (on_close), nothing more is sent.
+  void abort();
+
+ protected:
+  // The protocol's part: handle received bytes, queueing replies with send(). May call drain()
+  // (after a final reply) or abort().
+  virtual void on_bytes(std::span<const std::uint8_t> bytes) = 0;
+  // Runs once when the connection closes, before the socket does.
+  virtual void on_close() {}
+
+  // Every reply passes here. A client whose unsent replies already exceed the cap is cut off
+  // (counted in slow_clients) and the reply is dropped; so is any reply once the connection is
+  // closed or cut off. One reply may exceed the cap on its own (a listing): what is refused is
+  // queueing more on top of a full queue.
+  bool send(std::vector<std::uint8_t> message);
+  // Whether a reply would still be queued: call before starting work for a request, so a client
+  // over its cap gets no work done either (cuts it off like send()).
+  bool can_reply();
+  // Hands queued replies to the socket (send() only queues).
+  void flush();
+  // Closed, cut off or draining: no more requests are taken.
+  bool closing() const { return closed_ || cut_off_ || draining_; }
+
+  const PeerCredentials& peer() const { return peer_; }
+  SocketServer& socket_server() { return server_; }
+
+ private:
+  void read();
+  void on_read(asio::error_code ec, std::size_t n);
+  void on_written(asio::error_code ec);
+  bool over_queue_limit();
+
+  SocketServer& server_;
+  asio::local::stream_protocol::socket socket_;
+  StreamStyle style_;
+  PeerCredentials peer_;
+  std::vector<std::uint8_t> in_;
+  std::deque<std::vector<std::uint8_t>> out_;  // replies not yet handed to the socket
+  std::vector<std::uint8_t> writing_;          // the buffer of the write in flight
+  std::size_t queued_bytes_ = 0;               // in out_ and writing_
+  bool writing_active_ = false;
+  bool draining_ = false;  // no more requests; close once everything is written
+  bool cut_off_ = false;   // over the reply-queue cap: closing
+  bool closed_ = false;
+};
+
+class SocketServer {
+ public:
+  using Factory = std::function<std::shared_ptr<Connection>(asio::local::stream_protocol::socket)>;
+
+  // `name` prefixes log lines ("native", "acm"); `after_input` runs after each batch of received
+  // bytes was handled (the Resolver got input: re-arm its timer).
+  SocketServer(asio::io_context& loop, std::string name, SocketCounters& counters, Factory make,
+               std::function<void()> after_input);
+  ~SocketServer();
+  SocketServer(const SocketServer&) = delete;
+  SocketServer& operator=(const SocketServer&) = delete;
+
+  // Binds `path` (replacing a stale socket file, refusing a live one), sets `mode` on it and
+  // starts accepting. Throws std::runtime_error naming the path on failure.
+  void listen(const std::string& path, std::uint32_t mode, const SocketLimits& limits);
+  void set_limits(const SocketLimits& limits) { limits_ = limits; }
+
+  // Stops accepting and removes the socket file; every connection flushes what it has queued and
+  // closes. `done` runs once all are closed.
+  void drain(std::function<void()> done);
+  // Stops accepting and closes everything at once.
+  void abort_all();
+
+  std::size_t connection_count() const { return connections_.size(); }
+  std::vector<std::shared_ptr<Connection>> connections() const;
+
+ private:
+  friend class Connection;
+  void accept();
+  void stop_accepting();
+  void forget(Connection* connection);
+
+  asio::io_context& loop_;
+  std::string name_;
+  SocketCounters& counters_;
+  Factory make_;
+  std::function<void()> after_input_;
+  SocketLimits limits_;
+  std::string path_;
+  std::optional<asio::local::stream_protocol::acceptor> acceptor_;
+  std::unordered_map<Connection*, std::shared_ptr<Connection>> connections_;
+  std::function<void()> drained_;
+};
+
+}  // namespace ibat::server
