@@ -30,7 +30,7 @@ struct ResolveRequest {
   Target target;
   std::optional<Gid> sgid;         // default: the local port GID
   std::optional<Pkey> pkey;        // default: Policy::default_pkey
-  std::optional<Duration> timeout; // default: Policy::request_timeout
+  std::optional<Duration> timeout; // default: Policy::request_timeout; capped by max_request_timeout
   bool cache_only = false;         // never query the SA; miss -> no_record at once
   bool force_sa = false;           // ignore the cached answer, query and wait for a fresh one
 };
@@ -118,6 +118,15 @@ class Resolver {
   std::vector<CacheEntryView> entries() const;
   struct NeighbourView { IpAddr ip; HwAddr hw; std::optional<Lid> source_lid; };
   std::vector<NeighbourView> neighbours() const;
+  // Sizes of the tables that client requests fill (bounds in docs/security.md).
+  struct TableSizes {
+    std::size_t pending = 0;       // requests waiting (<= Policy::max_pending)
+    std::size_t deadlines = 0;     // deadline-list entries (one per pending request)
+    std::size_t jobs = 0;          // queries wanted: by waiters, or for the cache
+    std::size_t queued = 0;        // send-queue items (<= 2 x jobs + 64)
+    std::size_t lid_failures = 0;  // negative answers of resolve-by-LID (<= Policy::capacity)
+  };
+  TableSizes table_sizes() const;
   const Policy& policy() const;
   void set_policy(const Policy& policy);  // SIGHUP reload
 

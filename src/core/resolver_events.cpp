@@ -85,7 +85,7 @@ void Resolver::on_gid_in_service(const Gid& gid) {
     e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
     e.retry_after = TimePoint{};
     ++m.stats.revalidations;
-    m.enqueue(m.create_job(JobKey::for_path(e.key)), false);
+    m.enqueue_for_cache(JobKey::for_path(e.key));
   }
   m.settle();
 }
@@ -137,7 +137,7 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
     bool negative = e && e->state == EntryState::failed && m.now() < e->retry_after;
     if (!e || (news && !e->pinned() && e->state != EntryState::valid && !negative)) {
       if (e && e->state == EntryState::stale) ++m.stats.revalidations;
-      m.enqueue(m.create_job(JobKey::for_path(key)), false);
+      m.enqueue_for_cache(JobKey::for_path(key));
     }
   }
   // Requests that waited for this IP go on as ordinary requests, keeping their deadlines.
@@ -145,10 +145,7 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
     std::vector<RequestId> waiters = std::move(w->second);
     m.neighbour_waits.erase(w);
     for (RequestId id : waiters) {
-      auto it = m.pending.find(id);
-      Pending p = std::move(it->second);
-      m.pending.erase(it);
-      m.dispatch(id, std::move(p));
+      m.dispatch(id, m.take_pending(m.pending.find(id)));
     }
   }
   m.settle();

@@ -102,6 +102,8 @@ void append_resolve_request(std::vector<std::uint8_t>& out, std::uint32_t id,
   finish_frame(out, start);
 }
 
+constexpr char kHexDigits[] = "0123456789abcdef";
+
 Decoded<core::ResolveRequest> decode_resolve_request(Bytes payload) {
   if (payload.size() < kResolveFixedSize)
     return Decoded<core::ResolveRequest>::failure(size_error("RESOLVE", payload.size(), "at least 24"));
@@ -114,8 +116,9 @@ Decoded<core::ResolveRequest> decode_resolve_request(Bytes payload) {
   std::uint8_t flags = r.u8();
   constexpr std::uint8_t known = kResolveCacheOnly | kResolveForceSa | kResolveSgid | kResolvePkey;
   if (flags & ~known)
-    return Decoded<core::ResolveRequest>::failure("RESOLVE flags 0x" + std::to_string(flags) +
-                                                  " has reserved bits set");
+    return Decoded<core::ResolveRequest>::failure(
+        "RESOLVE flags 0x" + std::string{kHexDigits[flags >> 4], kHexDigits[flags & 0xF]} +
+        " has reserved bits set (only 0x0f are defined)");
   std::size_t expected = kResolveFixedSize + target_size(type);
   if (payload.size() != expected)
     return Decoded<core::ResolveRequest>::failure(

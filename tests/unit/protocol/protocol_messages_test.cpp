@@ -163,8 +163,10 @@ TEST(Messages, ResolveRejectsBadTypeAndReservedFlags) {
     EXPECT_NE(d.error().find("target type"), std::string::npos) << d.error();
   }
   auto bad = payload;
-  bad[1] = 0x10;
-  EXPECT_FALSE(decode_resolve_request(bad));
+  bad[1] = 0x1A;
+  auto reserved = decode_resolve_request(bad);
+  ASSERT_FALSE(reserved);
+  EXPECT_NE(reserved.error().find("flags 0x1a has reserved bits set"), std::string::npos) << reserved.error();
   // A GID type with a LID-sized target is a length mismatch.
   bad = payload;
   bad[0] = 1;

@@ -161,6 +161,16 @@ TEST(Config, PolicyConsistencyIsChecked) {
   EXPECT_THAT(e, HasSubstr(inconsistent.validate()));
 }
 
+TEST(Config, MaxRequestTimeoutIsReadAndMustCoverTheDefaultDeadline) {
+  ConfigResult r = parse_config("[policy]\nmax_request_timeout_ms = 20000\n", "t.toml");
+  ASSERT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.policy.max_request_timeout, 20s);
+  std::string e = only_error(parse_config("[policy]\nrequest_timeout_ms = 9000\nmax_request_timeout_ms = 8000\n", "t.toml"));
+  EXPECT_THAT(e, HasSubstr("t.toml: [policy]: max_request_timeout must be >= request_timeout"));
+  EXPECT_THAT(only_error(parse_config("[policy]\nmax_request_timeout_ms = 0\n", "t.toml")),
+              HasSubstr("max_request_timeout_ms"));
+}
+
 TEST(Config, FlagsOverrideTheFile) {
   ConfigOverrides o;
   o.socket = "/tmp/flag.sock";
