@@ -155,6 +155,13 @@ bool Resolver::Impl::refresh_servable(CacheEntry& e) {
   }
 }
 
+void Resolver::Impl::note_change(const CacheEntry& e, EntryState old_state, Lid old_dlid) {
+  if (!path_observer) return;
+  outbox.emplace_back(PathChange{.sgid = e.key.sgid, .dgid = e.key.dgid, .pkey = e.key.pkey,
+                                 .old_state = old_state, .state = e.state, .old_dlid = old_dlid,
+                                 .dlid = e.has_path() ? e.path.dlid : Lid{}});
+}
+
 ResolveResult Resolver::Impl::served(const CacheEntry& e) const {
   return {.error = Error::ok, .path = e.path.unpack(e.key), .state = e.state, .age = now() - e.produced};
 }
@@ -262,12 +269,13 @@ void Resolver::Impl::complete(RequestId id, const ResolveResult& result) {
     ip = std::get<IpAddr>(it->second.request.target);
     if (auto w = neighbour_waits.find(ip); w != neighbour_waits.end()) list = &w->second;
   }
+  const bool left_a_job = list && job != 0;
   if (list) {
     list->erase(std::find(list->begin(), list->end(), id));
     if (list->empty() && job == 0) neighbour_waits.erase(ip);
   }
   complete_detached(id, result);
-  if (list && job != 0) drop_if_abandoned(job);
+  if (left_a_job) drop_if_abandoned(job);
 }
 
 void Resolver::Impl::expire_deadlines(TimePoint t) {
@@ -294,6 +302,8 @@ void Resolver::Impl::flush_outbox() {
       if (call->done) call->done(call->id, call->result);
     } else if (auto* query = std::get_if<PathQuery>(&item)) {
       sink.send_path_query(*query);
+    } else if (auto* change = std::get_if<PathChange>(&item)) {
+      if (path_observer) path_observer(*change);
     } else {
       sink.cancel_query(std::get<CancelCall>(item).id);
     }

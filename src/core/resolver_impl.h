@@ -77,7 +77,7 @@ struct CompletionCall {
 struct CancelCall {
   QueryId id;
 };
-using Outgoing = std::variant<CompletionCall, PathQuery, CancelCall>;
+using Outgoing = std::variant<CompletionCall, PathQuery, CancelCall, PathChange>;
 
 inline ResolveResult failure(Error error) {
   ResolveResult r;
@@ -100,6 +100,8 @@ struct Resolver::Impl {
   void complete_detached(RequestId id, const ResolveResult& result);
   void expire_deadlines(TimePoint now);
   ResolveResult served(const CacheEntry& e) const;
+  void note_change(const CacheEntry& e, EntryState old_state, Lid old_dlid);  // for the path observer
+  CacheEntryView view_of(const CacheEntry& e, TimePoint now) const;
   bool refresh_servable(CacheEntry& e);  // valid -> stale after TTL; can it be served now?
   void settle();                         // send what can be sent, then run the outbox
 
@@ -147,6 +149,7 @@ struct Resolver::Impl {
   std::optional<LocalPort> port;  // unknown until the first on_local_port (then assumed usable)
   bool port_active = true;
   std::optional<BroadcastParams> broadcast;
+  PathObserver path_observer;
   Stats stats;
 
   std::unordered_map<RequestId, Pending> pending;

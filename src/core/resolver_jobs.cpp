@@ -153,6 +153,9 @@ void Resolver::Impl::accept(JobId id, const PathRecord& path) {
 
   PathCache::Index i = ensure_entry(key);
   CacheEntry& e = cache.at(i);
+  const bool had_path = e.has_path();
+  const EntryState old_state = e.state;
+  const Lid old_dlid = e.path.dlid;
   cache.unindex_lid(i);
   e.path = CompactPath::pack(path);
   e.state = EntryState::valid;
@@ -161,6 +164,7 @@ void Resolver::Impl::accept(JobId id, const PathRecord& path) {
   e.last_error = Error::ok;
   e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
   cache.index_lid(i);
+  if (had_path && (old_dlid != path.dlid || old_state == EntryState::provisional)) note_change(e, old_state, old_dlid);
   lid_failures.erase(LidKey{key.sgid, path.dlid, key.pkey});
   if (!waiters.empty()) cache.touch(i, now());
   ResolveResult result = served(e);
@@ -203,8 +207,10 @@ void Resolver::Impl::give_up(JobId id, Error error) {
     // A last good path stays served (SM away, lossy link) unless the SA says it has no path;
     // a gone destination stays gone until it answers or trap 64 arrives.
     if (e.state != EntryState::gone && (!e.has_path() || vanished)) {
+      const EntryState old_state = e.state;
       cache.unindex_lid(i);
       e.state = EntryState::failed;
+      if (vanished) note_change(e, old_state, e.path.dlid);
     }
   }
   destroy_job(id);

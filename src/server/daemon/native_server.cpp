@@ -109,9 +109,7 @@ class NativeConnection : public std::enable_shared_from_this<NativeConnection> {
         if (!check_empty(*op, header.id, payload)) return;
         return protocol::append_chunked_reply(out_, *op, header.id,
                                               neighbours_json(resolver().neighbours()).dump());
-      case Op::paths:
-        if (!check_empty(*op, header.id, payload)) return;
-        return protocol::append_chunked_reply(out_, *op, header.id, paths_json(resolver().entries()).dump());
+      case Op::paths: return on_paths(header.id, payload);
       case Op::stats:
         if (!check_empty(*op, header.id, payload)) return;
         return protocol::append_chunked_reply(out_, *op, header.id, server_.hooks_.stats_json());
@@ -163,6 +161,16 @@ class NativeConnection : public std::enable_shared_from_this<NativeConnection> {
     if (over_queue_limit()) return;
     protocol::append_resolve_reply(out_, id, result);
     flush();
+  }
+
+  // One page per request, so that no listing holds the loop for long (docs/protocol.md, PATHS).
+  void on_paths(std::uint32_t id, std::span<const std::uint8_t> payload) {
+    auto decoded = protocol::decode_paths_request(payload);
+    if (!decoded) return fail(Status::malformed, id, decoded.error());
+    const protocol::PathsRequest& req = decoded.value();
+    std::uint32_t limit = req.limit == 0 ? protocol::kPathsPageSize : std::min(req.limit, protocol::kPathsPageSize);
+    core::Resolver::EntryPage page = resolver().entries_page(req.cursor, limit);
+    protocol::append_paths_reply(out_, id, {page.next.value_or(0), paths_json(page.entries).dump()});
   }
 
   bool authorized(Op op, std::uint32_t id) {
