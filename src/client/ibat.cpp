@@ -219,6 +219,52 @@ int ibat_flush(ibat_t* h, const ibat_gid* dgid, uint16_t pkey) {
   });
 }
 
+namespace {
+
+// Sends one listing request and collects its chunked reply body.
+int fetch_body(ibat_t* h, const std::function<void(std::vector<std::uint8_t>&, std::uint32_t)>& request,
+               std::string& body) {
+  bool done = false;
+  int result = IBAT_EPROTO;
+  int rc = h->session->send(
+      request,
+      [&](std::uint32_t, int status, const protocol::FrameHeader* header, std::span<const std::uint8_t> payload) {
+        if (header && status == IBAT_OK) body.append(payload.begin(), payload.end());
+        if (!header || !header->more() || status != IBAT_OK) {
+          done = true;
+          result = status;
+        }
+      },
+      true, nullptr);
+  if (rc != IBAT_OK) return rc;
+  rc = h->session->wait([&] { return done; });
+  return done ? result : rc;
+}
+
+// PATHS comes a page at a time (docs/protocol.md): asks for every page and joins their arrays.
+int fetch_all_paths(ibat_t* h, std::string& json) {
+  json = "[";
+  std::uint32_t cursor = 0;
+  do {
+    std::string body;
+    int rc = fetch_body(h, [&](std::vector<std::uint8_t>& out, std::uint32_t id) {
+      protocol::append_paths_request(out, id, protocol::PathsRequest{cursor, 0});
+    }, body);
+    if (rc != IBAT_OK) return rc;
+    auto page = protocol::decode_paths_reply(std::span(reinterpret_cast<const std::uint8_t*>(body.data()), body.size()));
+    if (!page) return IBAT_EPROTO;
+    const std::string& array = page.value().json;
+    if (array.size() < 2 || array.front() != '[' || array.back() != ']') return IBAT_EPROTO;
+    if (array.size() > 2) json.append(json.size() > 1 ? "," : "").append(array, 1, array.size() - 2);
+    if (page.value().next != 0 && page.value().next <= cursor) return IBAT_EPROTO;  // must move on
+    cursor = page.value().next;
+  } while (cursor != 0);
+  json += "]";
+  return IBAT_OK;
+}
+
+}  // namespace
+
 int ibat_query_json(ibat_t* h, int listing, char** json_out) {
   if (!h || !json_out) return IBAT_EARG;
   if (listing != IBAT_LIST_PATHS && listing != IBAT_LIST_STATS && listing != IBAT_LIST_NEIGH) return IBAT_EARG;
@@ -226,21 +272,11 @@ int ibat_query_json(ibat_t* h, int listing, char** json_out) {
   return guarded([&] {
     auto op = static_cast<protocol::Op>(listing);
     std::string body;
-    bool done = false;
-    int result = IBAT_EPROTO;
-    int rc = h->session->send(
-        [&](std::vector<std::uint8_t>& out, std::uint32_t id) { protocol::append_empty_request(out, id, op); },
-        [&](std::uint32_t, int status, const protocol::FrameHeader* header, std::span<const std::uint8_t> payload) {
-          if (header && status == IBAT_OK) body.append(payload.begin(), payload.end());
-          if (!header || !header->more() || status != IBAT_OK) {
-            done = true;
-            result = status;
-          }
-        },
-        true, nullptr);
-    if (rc != IBAT_OK) return rc;
-    rc = h->session->wait([&] { return done; });
-    if (!done) return rc;
+    int result = op == protocol::Op::paths
+                     ? fetch_all_paths(h, body)
+                     : fetch_body(h, [&](std::vector<std::uint8_t>& out, std::uint32_t id) {
+                         protocol::append_empty_request(out, id, op);
+                       }, body);
     if (result != IBAT_OK) return result;
     char* copy = static_cast<char*>(std::malloc(body.size() + 1));
     if (!copy) return static_cast<int>(IBAT_ENOMEM);

@@ -23,7 +23,7 @@ struct ResolveRequest {
   Target target;
   std::optional<Gid> sgid;         // default: the local port GID
   std::optional<Pkey> pkey;        // default: Policy::default_pkey
-  std::optional<Duration> timeout; // default: Policy::request_timeout
+  std::optional<Duration> timeout; // default: Policy::request_timeout; capped by max_request_timeout
   bool cache_only = false;         // never query the SA; miss -> no_record at once
   bool force_sa = false;           // ignore the cached answer, query and wait for a fresh one
 };

@@ -26,6 +26,20 @@ namespace ibat::core {
 
 using Completion = std::function<void(RequestId, const ResolveResult&)>;
 
+// A cached path that changed under its users (the WATCH `path` event, docs/protocol.md): an SA
+// answer moved its DLID or confirmed a provisional path, or the path was lost (the SA has none,
+// trap 65). Revalidation that finds the same DLID, and paths turning stale, are not reported.
+struct PathChange {
+  Gid sgid;
+  Gid dgid;
+  Pkey pkey;
+  EntryState old_state = EntryState::valid;
+  EntryState state = EntryState::valid;
+  Lid old_dlid;
+  Lid dlid;  // 0 when `state` has no path
+};
+using PathObserver = std::function<void(const PathChange&)>;
+
 class Resolver {
  public:
   // `seed` drives the jitter of backoff and revalidation (same seed, same schedule).
@@ -51,6 +65,8 @@ class Resolver {
   void on_gid_out_of_service(const Gid& gid); // trap 65
   void on_gid_in_service(const Gid& gid);     // trap 64
   void on_broadcast_params(const BroadcastParams& params);
+  // Called, like completions, once the Resolver is consistent again (it may re-enter).
+  void set_path_observer(PathObserver observer);
 
   // Neighbour input (ARP reply, netlink, `ibat neigh add`). source_lid: seen on receive, if known.
   void on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Lid> source_lid = std::nullopt);
@@ -69,8 +85,25 @@ class Resolver {
 
   Stats stats() const;
   std::vector<CacheEntryView> entries() const;
+  // Up to `limit` entries from `cursor` on (0: the start), in no particular order, and the cursor
+  // of the next page (nullopt: this was the last). An entry that stays cached while a listing is
+  // walked page by page appears exactly once.
+  struct EntryPage {
+    std::vector<CacheEntryView> entries;
+    std::optional<std::uint32_t> next;
+  };
+  EntryPage entries_page(std::uint32_t cursor, std::size_t limit) const;
   struct NeighbourView { IpAddr ip; HwAddr hw; std::optional<Lid> source_lid; };
   std::vector<NeighbourView> neighbours() const;
+  // Sizes of the tables that client requests fill (bounds in docs/security.md).
+  struct TableSizes {
+    std::size_t pending = 0;       // requests waiting (<= Policy::max_pending)
+    std::size_t deadlines = 0;     // deadline-list entries (one per pending request)
+    std::size_t jobs = 0;          // queries wanted: by waiters, or for the cache
+    std::size_t queued = 0;        // send-queue items (<= 2 x jobs + 64)
+    std::size_t lid_failures = 0;  // negative answers of resolve-by-LID (<= Policy::capacity)
+  };
+  TableSizes table_sizes() const;
   const Policy& policy() const;
   void set_policy(const Policy& policy);  // SIGHUP reload
 

@@ -56,8 +56,11 @@ void Resolver::on_gid_out_of_service(const Gid& gid) {
   });
   for (PathCache::Index i : hit) {
     CacheEntry& e = m.cache.at(i);
+    const EntryState old_state = e.state;
+    const bool had_path = e.has_path();
     e.state = EntryState::gone;
     e.last_error = Error::unreachable;
+    if (had_path) m.note_change(e, old_state, e.path.dlid);
     if (!e.pinned()) continue;
     JobId id = m.job_for(JobKey::for_path(e.key));
     Job& job = m.jobs.at(id);
@@ -85,12 +88,14 @@ void Resolver::on_gid_in_service(const Gid& gid) {
     e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
     e.retry_after = TimePoint{};
     ++m.stats.revalidations;
-    m.enqueue(m.create_job(JobKey::for_path(e.key)), false);
+    m.enqueue_for_cache(JobKey::for_path(e.key));
   }
   m.settle();
 }
 
 void Resolver::on_broadcast_params(const BroadcastParams& params) { impl_->broadcast = params; }
+
+void Resolver::set_path_observer(PathObserver observer) { impl_->path_observer = std::move(observer); }
 
 std::optional<PathRecord> Resolver::Impl::provisional_path(const PathKey& key, Lid source_lid) const {
   if (!broadcast || !port) return std::nullopt;
@@ -137,7 +142,7 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
     bool negative = e && e->state == EntryState::failed && m.now() < e->retry_after;
     if (!e || (news && !e->pinned() && e->state != EntryState::valid && !negative)) {
       if (e && e->state == EntryState::stale) ++m.stats.revalidations;
-      m.enqueue(m.create_job(JobKey::for_path(key)), false);
+      m.enqueue_for_cache(JobKey::for_path(key));
     }
   }
   // Requests that waited for this IP go on as ordinary requests, keeping their deadlines.
@@ -145,10 +150,7 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
     std::vector<RequestId> waiters = std::move(w->second);
     m.neighbour_waits.erase(w);
     for (RequestId id : waiters) {
-      auto it = m.pending.find(id);
-      Pending p = std::move(it->second);
-      m.pending.erase(it);
-      m.dispatch(id, std::move(p));
+      m.dispatch(id, m.take_pending(m.pending.find(id)));
     }
   }
   m.settle();
@@ -241,23 +243,35 @@ void Resolver::load_stale(const std::vector<CacheEntryView>& views) {
   m.settle();
 }
 
+CacheEntryView Resolver::Impl::view_of(const CacheEntry& e, TimePoint t) const {
+  CacheEntryView v{.sgid = e.key.sgid, .dgid = e.key.dgid, .pkey = e.key.pkey, .state = e.state,
+                   .path = {}, .age = {}, .idle = t - e.used, .last_error = e.last_error};
+  if (e.has_path()) {
+    v.path = e.path.unpack(e.key);
+    v.age = t - e.produced;
+    if (e.state == EntryState::valid && v.age >= policy.path_ttl) v.state = EntryState::stale;
+  }
+  return v;
+}
+
 std::vector<CacheEntryView> Resolver::entries() const {
   const Impl& m = *impl_;
   std::vector<CacheEntryView> out;
   out.reserve(m.cache.size());
   TimePoint t = m.now();
-  m.cache.for_each([&](PathCache::Index i) {
-    const CacheEntry& e = m.cache.at(i);
-    CacheEntryView v{.sgid = e.key.sgid, .dgid = e.key.dgid, .pkey = e.key.pkey, .state = e.state,
-                     .path = {}, .age = {}, .idle = t - e.used, .last_error = e.last_error};
-    if (e.has_path()) {
-      v.path = e.path.unpack(e.key);
-      v.age = t - e.produced;
-      if (e.state == EntryState::valid && v.age >= m.policy.path_ttl) v.state = EntryState::stale;
-    }
-    out.push_back(v);
-  });
+  m.cache.for_each([&](PathCache::Index i) { out.push_back(m.view_of(m.cache.at(i), t)); });
   return out;
+}
+
+Resolver::EntryPage Resolver::entries_page(std::uint32_t cursor, std::size_t limit) const {
+  const Impl& m = *impl_;
+  EntryPage page;
+  TimePoint t = m.now();
+  PathCache::Index i = cursor;
+  for (; i < m.cache.slot_count() && page.entries.size() < limit; ++i)
+    if (m.cache.holds(i)) page.entries.push_back(m.view_of(m.cache.at(i), t));
+  if (i < m.cache.slot_count()) page.next = i;
+  return page;
 }
 
 std::vector<Resolver::NeighbourView> Resolver::neighbours() const {

@@ -123,6 +123,8 @@ const std::vector<KeySpec>& key_specs() {
               1, 100'000'000),
       duration_key("policy", "request_timeout_ms", [](DaemonConfig& c) -> FieldPtr { return &c.policy.request_timeout; },
                    kMilli, 1, 3'600'000),
+      duration_key("policy", "max_request_timeout_ms",
+                   [](DaemonConfig& c) -> FieldPtr { return &c.policy.max_request_timeout; }, kMilli, 1, 3'600'000),
       duration_key("policy", "provisional_ttl_s", [](DaemonConfig& c) -> FieldPtr { return &c.policy.provisional_ttl; },
                    kSecond, 0, kDay),
       int_key("policy", "default_pkey", [](DaemonConfig& c) -> FieldPtr { return &c.policy.default_pkey; },

@@ -85,9 +85,7 @@ class NativeConnection : public Connection {
       case Op::neigh_list:
         if (!check_empty(*op, header.id, payload)) return;
         return reply_chunked(*op, header.id, neighbours_json(resolver().neighbours()).dump());
-      case Op::paths:
-        if (!check_empty(*op, header.id, payload)) return;
-        return reply_chunked(*op, header.id, paths_json(resolver().entries()).dump());
+      case Op::paths: return on_paths(header.id, payload);
       case Op::stats:
         if (!check_empty(*op, header.id, payload)) return;
         return reply_chunked(*op, header.id, server_.hooks_.stats_json());
@@ -139,6 +137,18 @@ class NativeConnection : public Connection {
     std::vector<std::uint8_t> out;
     protocol::append_resolve_reply(out, id, result);
     if (send(std::move(out))) flush();
+  }
+
+  // One page per request, so that no listing holds the loop for long (docs/protocol.md, PATHS).
+  void on_paths(std::uint32_t id, std::span<const std::uint8_t> payload) {
+    auto decoded = protocol::decode_paths_request(payload);
+    if (!decoded) return fail(Status::malformed, id, decoded.error());
+    const protocol::PathsRequest& req = decoded.value();
+    std::uint32_t limit = req.limit == 0 ? protocol::kPathsPageSize : std::min(req.limit, protocol::kPathsPageSize);
+    core::Resolver::EntryPage page = resolver().entries_page(req.cursor, limit);
+    std::vector<std::uint8_t> out;
+    protocol::append_paths_reply(out, id, {page.next.value_or(0), paths_json(page.entries).dump()});
+    send(std::move(out));
   }
 
   bool authorized(Op op, std::uint32_t id) {

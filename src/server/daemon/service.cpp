@@ -56,7 +56,17 @@ Service::Service(asio::io_context& loop, const DaemonConfig& config, core::Query
       tick_timer_(loop),
       snapshot_timer_(loop),
       grace_timer_(loop),
-      started_(steady_clock::now()) {}
+      started_(steady_clock::now()) {
+  resolver_.set_path_observer([this](const core::PathChange& c) {
+    native_.publish(event_json("path", {{"sgid", c.sgid.to_string()},
+                                        {"dgid", c.dgid.to_string()},
+                                        {"pkey", c.pkey.to_string()},
+                                        {"old_state", core::to_string(c.old_state)},
+                                        {"state", core::to_string(c.state)},
+                                        {"old_dlid", c.old_dlid.value},
+                                        {"dlid", c.dlid.value}}));
+  });
+}
 
 Service::~Service() = default;
 
@@ -249,7 +259,10 @@ void Service::on_sm_changed() {
   spdlog::info("SM changed: every path is stale and will be revalidated");
   resolver_.on_sm_changed();
   schedule_tick();
-  native_.publish(event_json("sm_change"));
+  // The port monitor reports the port (with the new SM LID) before the SM change it implies.
+  nlohmann::json fields = nlohmann::json::object();
+  if (last_port_) fields["sm_lid"] = last_port_->sm_lid.value;
+  native_.publish(event_json("sm_change", std::move(fields)));
 }
 
 void Service::on_gid_out_of_service(const core::Gid& gid) {

@@ -119,9 +119,9 @@ void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
                                    R"({"resolves":5,"entries":2,"failures":{"timeout":1,"total":1},)"
                                    R"("fabric":{"mads_sent":9}})");
   } else if (op == protocol::Op::paths) {
-    protocol::append_chunked_reply(out, op, f.header.id,
+    protocol::append_paths_reply(out, f.header.id, protocol::PathsPage{0,
                                    R"([{"dgid":"fe80::2:c903:a:7","pkey":"0xffff","state":"valid","dlid":7,)"
-                                   R"("slid":1,"sl":2,"mtu":2048,"rate":40,"age_ms":42,"idle_ms":3}])");
+                                   R"("slid":1,"sl":2,"mtu":2048,"rate":40,"age_ms":42,"idle_ms":3}])"});
   } else {
     protocol::append_empty_reply(out, f.header.id, op, protocol::Status::denied);
   }

@@ -161,6 +161,44 @@ TEST(Config, PolicyConsistencyIsChecked) {
   EXPECT_THAT(e, HasSubstr(inconsistent.validate()));
 }
 
+// Hostile files a local attacker might hope ibatd would half-read: each is refused, naming the
+// file and the line of the offence.
+TEST(Config, HostileFilesAreRejectedWithFileAndLine) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"[policy]\ncapacity = 99999999999999999999\n", "t.toml:2:"},  // beyond int64
+      {"[policy]\ncapacity = -1\n", "t.toml:2:"},
+      {"[policy]\ncapacity = 1e400\n", "t.toml:2:"},
+      {"[policy]\nsa_rate = nan\n", "t.toml:2:"},
+      {"[policy]\nsa_rate = inf\n", "t.toml:2:"},
+      {"[policy]\ncapacity = \"100\"\n", "t.toml:2:"},
+      {"[policy]\ncapacity = [1, 2]\n", "t.toml:2:"},
+      {"[policy]\ncapacity = { a = 1 }\n", "t.toml:2:"},
+      {"[policy]\ncapacity = 1\ncapacity = 2\n", "t.toml:3:"},  // duplicate key
+      {"[policy]\n[policy]\n", "t.toml:2:"},                      // duplicate table
+      {"[server]\nsocket = \"unterminated\n", "t.toml:2:"},
+      {"[server]\nsocket = \"a\u0000b\"\n", "t.toml:2:"},
+      {"\n\n[policy.deep.deeper]\nx = 1\n", "t.toml:3:"},
+      {"[policy]\ndefault_pkey = 0x0000\n", "t.toml:2:"},
+      {"[policy]\nretry_jitter = 1.5\n", "t.toml:2:"},
+      {"[fabric]\nport = 255\n", "t.toml:2:"},
+  };
+  for (const auto& [text, place] : cases) {
+    ConfigResult r = parse_config(text, "t.toml");
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_THAT(r.errors.front(), HasSubstr(place)) << text;
+  }
+}
+
+TEST(Config, MaxRequestTimeoutIsReadAndMustCoverTheDefaultDeadline) {
+  ConfigResult r = parse_config("[policy]\nmax_request_timeout_ms = 20000\n", "t.toml");
+  ASSERT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.policy.max_request_timeout, 20s);
+  std::string e = only_error(parse_config("[policy]\nrequest_timeout_ms = 9000\nmax_request_timeout_ms = 8000\n", "t.toml"));
+  EXPECT_THAT(e, HasSubstr("t.toml: [policy]: max_request_timeout must be >= request_timeout"));
+  EXPECT_THAT(only_error(parse_config("[policy]\nmax_request_timeout_ms = 0\n", "t.toml")),
+              HasSubstr("max_request_timeout_ms"));
+}
+
 TEST(Config, FlagsOverrideTheFile) {
   ConfigOverrides o;
   o.socket = "/tmp/flag.sock";

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <asio/executor_work_guard.hpp>
@@ -449,12 +450,80 @@ TEST_F(ServiceTest, PathsListsTheCache) {
   Client c(config_.server.socket);
   warm(c, 1, gid(0xA), 10);
   c.request(Op::paths, 2);
-  nlohmann::json paths = nlohmann::json::parse(c.body(2));
+  std::string body = c.body(2);
+  auto page = protocol::decode_paths_reply(std::span(reinterpret_cast<const std::uint8_t*>(body.data()), body.size()));
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page.value().next, 0u);
+  nlohmann::json paths = nlohmann::json::parse(page.value().json);
   ASSERT_EQ(paths.size(), 1u);
   EXPECT_EQ(paths[0]["dgid"], gid(0xA).to_string());
   EXPECT_EQ(paths[0]["dlid"], 10);
   EXPECT_EQ(paths[0]["mtu"], 2048);
   EXPECT_EQ(paths[0]["state"], "valid");
+}
+
+// A listing is served a page per request: no request makes the loop build the whole cache, and
+// the other clients' requests are answered between the pages.
+TEST_F(ServiceTest, LargeListingComesInPagesWithOtherClientsServedBetween) {
+  start();
+  constexpr std::uint64_t kEntries = 2'500;
+  std::vector<core::CacheEntryView> views;
+  for (std::uint64_t n = 0; n < kEntries; ++n)
+    views.push_back({kLocalGid, gid(0x1000 + n), core::Pkey{0xFFFF}, core::EntryState::valid,
+                     path_to(gid(0x1000 + n), static_cast<std::uint16_t>(100 + n)), 0ms, 0ms, core::Error::ok});
+  on_loop([&] { service_->resolver().load_stale(views); });
+  Client lister(config_.server.socket);
+  Client other(config_.server.socket);
+  std::set<std::string> seen;
+  std::uint32_t cursor = 0, id = 1;
+  int pages = 0;
+  do {
+    std::vector<std::uint8_t> out;
+    protocol::append_paths_request(out, id, protocol::PathsRequest{cursor, 0});
+    lister.send(out);
+    std::string body = lister.body(id);
+    auto page = protocol::decode_paths_reply(std::span(reinterpret_cast<const std::uint8_t*>(body.data()), body.size()));
+    ASSERT_TRUE(page) << page.error();
+    nlohmann::json entries = nlohmann::json::parse(page.value().json);
+    ASSERT_LE(entries.size(), protocol::kPathsPageSize);
+    for (const auto& e : entries) EXPECT_TRUE(seen.insert(e["dgid"].get<std::string>()).second) << e;
+    other.resolve(1000 + id, gid(0x1000 + id), true);  // answered before the next page is asked for
+    auto reply = other.next();
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->header.id, 1000 + id);
+    EXPECT_EQ(reply->header.status, Status::ok);
+    ASSERT_TRUE(page.value().next == 0 || page.value().next > cursor);
+    cursor = page.value().next;
+    ++pages;
+    ++id;
+  } while (cursor != 0);
+  EXPECT_EQ(seen.size(), kEntries);
+  EXPECT_GE(pages, 3);
+  // A smaller page on request; a cursor past the end is an empty last page; a bad body is malformed.
+  std::vector<std::uint8_t> out;
+  protocol::append_paths_request(out, 90, protocol::PathsRequest{0, 7});
+  protocol::append_paths_request(out, 91, protocol::PathsRequest{0xFFFFFFF0u, 0});
+  lister.send(out);
+  std::string small = lister.body(90);
+  auto seven = protocol::decode_paths_reply(std::span(reinterpret_cast<const std::uint8_t*>(small.data()), small.size()));
+  ASSERT_TRUE(seven);
+  EXPECT_EQ(nlohmann::json::parse(seven.value().json).size(), 7u);
+  EXPECT_NE(seven.value().next, 0u);
+  std::string past = lister.body(91);
+  auto none = protocol::decode_paths_reply(std::span(reinterpret_cast<const std::uint8_t*>(past.data()), past.size()));
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none.value().json, "[]");
+  EXPECT_EQ(none.value().next, 0u);
+  std::vector<std::uint8_t> bad;
+  protocol::FrameHeader header;
+  header.op = static_cast<std::uint8_t>(Op::paths);
+  header.id = 92;
+  protocol::append_frame(bad, header, std::vector<std::uint8_t>{1, 2, 3});
+  lister.send(bad);
+  auto error = lister.next();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->header.status, Status::malformed);
+  EXPECT_TRUE(lister.closed_by_peer());
 }
 
 TEST_F(ServiceTest, WatchStreamsEvents) {
@@ -471,6 +540,39 @@ TEST_F(ServiceTest, WatchStreamsEvents) {
   nlohmann::json body = nlohmann::json::parse(event->text());
   EXPECT_EQ(body["event"], "sm_change");
   EXPECT_TRUE(body.contains("time_ms"));
+}
+
+TEST_F(ServiceTest, WatchReportsTheSmLidAndPathChanges) {
+  config_.policy.revalidate_jitter = 0ms;
+  start();
+  Client c(config_.server.socket);
+  warm(c, 1, gid(0xA), 10);
+  c.request(Op::watch, 5);
+  c.request(Op::stats, 6);  // orders the WATCH before the events below
+  c.body(6);
+  auto next_event = [&](const std::string& name) {
+    while (auto f = c.next()) {
+      nlohmann::json e = nlohmann::json::parse(f->text());
+      if (e["event"] == name) return e;
+    }
+    ADD_FAILURE() << "no " << name << " event";
+    return nlohmann::json{};
+  };
+  std::size_t index = sink_.count();
+  on_loop([&] {
+    service_->on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{7}, true});  // the new master
+    service_->on_sm_changed();
+  });
+  EXPECT_EQ(next_event("sm_change")["sm_lid"], 7);
+  answer(sink_.wait_query(index), 11);  // the revalidation finds another DLID
+  nlohmann::json path = next_event("path");
+  EXPECT_EQ(path["dgid"], gid(0xA).to_string());
+  EXPECT_EQ(path["sgid"], kLocalGid.to_string());
+  EXPECT_EQ(path["pkey"], "0xffff");
+  EXPECT_EQ(path["old_dlid"], 10);
+  EXPECT_EQ(path["dlid"], 11);
+  EXPECT_EQ(path["old_state"], "stale");
+  EXPECT_EQ(path["state"], "valid");
 }
 
 TEST_F(ServiceTest, ShutdownAnswersPendingRequestsCancelledAndWritesTheSnapshot) {
