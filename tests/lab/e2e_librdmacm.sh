@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # e2e.librdmacm: IP resolution over ibatd's ACM socket as librdmacm and ib_acme do it, on the lab.
-# After `ibat neigh add`, the real `ib_acme -f i` (through a symlink, as /run/ibacm.sock is one)
-# prints the DLID saquery gives, and a client sending librdmacm's exact request (ucma_ib_resolve:
+# The socket is reached through the two symlinks the packaged unit makes (ib_acme's ibacm-unix.sock,
+# librdmacm's ibacm.sock). After `ibat neigh add`, the real `ib_acme -f i` prints the DLID saquery
+# gives, and a client sending librdmacm's exact request (ucma_ib_resolve:
 # IP source, IP destination, flag-less path hint; host-order length) gets one reply in one recv()
 # with hdr.length exact and one PATH entry flagged exactly GMP|PRIMARY|BIDIRECTIONAL (0x2B) whose
 # record is saquery's; an IP without neighbour gets status ENODATA, header only (docs/acm.md).
@@ -12,10 +13,11 @@ name=$(lab_name e2erdmacm)
 lab_up "$name" --topology "$TOPO/fattree-32.net" >/dev/null
 src=h0002
 sgid=$(host "$name" $src gid)
-acm=$E2E_DIR/ibacm-unix.sock
+acm=$E2E_DIR/acm.sock
 start_ibatd "$name" $src d --acm-socket "$acm"
 wait_resolving d "$(host "$name" h0009 gid)"
-ln -s "$acm" "$E2E_DIR/ibacm.sock"
+ln -s "$acm" "$E2E_DIR/ibacm-unix.sock"
+ln -s "$E2E_DIR/ibacm-unix.sock" "$E2E_DIR/ibacm.sock"
 
 # neigh IP NODE: `ibat neigh add IP` with NODE's IPoIB hardware address (QPN 0x48 + GID)
 neigh() {
@@ -27,7 +29,7 @@ neigh() {
 neigh 10.1.0.9 h0009
 neigh 10.1.0.21 h0021
 
-out=$("$ACME" -S "$E2E_DIR/ibacm.sock" -f i -s 10.1.0.2 -d 10.1.0.9) || fail "ib_acme -f i: exit $?: $out"
+out=$("$ACME" -S "$E2E_DIR/ibacm-unix.sock" -f i -s 10.1.0.2 -d 10.1.0.9) || fail "ib_acme -f i: exit $?: $out"
 expect_contains "ib_acme -f i -d 10.1.0.9" "$out" "return status 0x0"
 want=$(jq_py "$(saquery_path "$name" $src "$sgid" "$(host "$name" h0009 gid)")" 'j["dlid"]')
 expect_eq "ib_acme -f i -d 10.1.0.9: dlid (h0009)" "$(sed -n 's/^  dlid: \([0-9]*\)$/\1/p' <<<"$out")" "$want"
@@ -35,7 +37,7 @@ expect_eq "ib_acme -f i -d 10.1.0.9: dlid (h0009)" "$(sed -n 's/^  dlid: \([0-9]
 # librdmacm CLIENT: librdmacm's request for DEST from 10.1.0.2; prints the record of the PATH entry
 # as JSON, or "status N" for an error reply; fails on anything librdmacm or the kernel would reject.
 librdmacm() {
-  python3 - "$acm" "$1" <<'PY'
+  python3 - "$E2E_DIR/ibacm.sock" "$1" <<'PY'
 import ipaddress, json, socket, struct, sys
 acm, dest = sys.argv[1], sys.argv[2]
 HDR, EP = 16, 72
