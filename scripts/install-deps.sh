@@ -10,6 +10,7 @@ PACKAGES=(
   libibumad-dev libibmad-dev libpcap-dev
   opensm ibsim-utils libumad2sim0 infiniband-diags ibacm
   gnuplot-nox python3 procps ccache
+  prometheus  # promtool: the Prometheus exposition parser for the stats --prometheus test
 )
 
 missing=()

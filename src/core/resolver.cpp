@@ -255,8 +255,9 @@ void Resolver::Impl::expire_deadlines(TimePoint t) {
     deadlines.pop();
     auto it = pending.find(id);
     if (it == pending.end() || it->second.deadline != deadline) continue;
-    // Without a neighbour entry the IP stays unknown: that is `unreachable`, not a slow SA.
-    complete(id, failure(it->second.job == 0 ? Error::unreachable : Error::timeout));
+    // Without a neighbour entry the IP stays unknown, and while the local port is down no query
+    // can leave: both are `unreachable`, not a slow SA.
+    complete(id, failure(it->second.job == 0 || !port_active ? Error::unreachable : Error::timeout));
   }
 }
 

@@ -26,7 +26,7 @@ struct ServerCounters {
 };
 
 // Core counters at the top level (resolves, cache_hits, ..., failures as {reason: n, total: n}),
-// the fabric's under "fabric", the sockets' under "server", and "uptime_s".
+// the fabric's under "fabric", the sockets' under "server", "uptime_s" and ibatd's "version".
 nlohmann::json stats_json(const core::Stats& core, const fabric::FabricStats& fabric,
                           const ServerCounters& server, std::chrono::seconds uptime);
 
