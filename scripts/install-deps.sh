@@ -11,6 +11,7 @@ PACKAGES=(
   opensm ibsim-utils libumad2sim0 infiniband-diags ibacm
   gnuplot-nox python3 procps ccache
   dpkg-dev lintian
+  prometheus  # promtool: the Prometheus exposition parser for the stats --prometheus test
 )
 
 missing=()

@@ -68,15 +68,20 @@ int send_resolve(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* 
       false, id);
 }
 
-// Sends a request answered by one frame with an empty payload (or an error) and waits for it.
-int simple_request(ibat_t* h, const std::function<void(std::vector<std::uint8_t>&, std::uint32_t)>& encode) {
+using OkPayload = std::function<int(std::span<const std::uint8_t>)>;
+
+// Sends a request answered by one frame (or an error) and waits for it; `on_ok`, if given, reads
+// the payload of an ok reply and returns the status.
+int simple_request(ibat_t* h, const std::function<void(std::vector<std::uint8_t>&, std::uint32_t)>& encode,
+                   const OkPayload& on_ok = {}) {
   if (!h) return IBAT_EARG;
   bool done = false;
   int result = IBAT_EPROTO;
   int rc = h->session->send(encode,
-                            [&](std::uint32_t, int status, const protocol::FrameHeader*, std::span<const std::uint8_t>) {
+                            [&](std::uint32_t, int status, const protocol::FrameHeader*,
+                                std::span<const std::uint8_t> payload) {
                               done = true;
-                              result = status;
+                              result = status == IBAT_OK && on_ok ? on_ok(payload) : status;
                             },
                             false, nullptr);
   if (rc != IBAT_OK) return rc;
@@ -208,14 +213,22 @@ int ibat_neigh_del(ibat_t* h, const ibat_target* ip) {
   });
 }
 
-int ibat_flush(ibat_t* h, const ibat_gid* dgid, uint16_t pkey) {
+int ibat_flush(ibat_t* h, const ibat_gid* dgid, uint16_t pkey) { return ibat_flush_count(h, dgid, pkey, nullptr); }
+
+int ibat_flush_count(ibat_t* h, const ibat_gid* dgid, uint16_t pkey, uint32_t* dropped) {
+  if (dropped) *dropped = UINT32_MAX;
   return guarded([&] {
     protocol::FlushRequest req;
     if (dgid) req.dgid = core::Gid{std::to_array(dgid->raw)};
     if (dgid && pkey) req.pkey = core::Pkey{pkey};
-    return simple_request(h, [&](std::vector<std::uint8_t>& out, std::uint32_t id) {
-      protocol::append_flush(out, id, req);
-    });
+    return simple_request(
+        h, [&](std::vector<std::uint8_t>& out, std::uint32_t id) { protocol::append_flush(out, id, req); },
+        [&](std::span<const std::uint8_t> payload) {
+          auto count = protocol::decode_flush_reply(payload);
+          if (!count) return static_cast<int>(IBAT_EPROTO);
+          if (dropped && count.value()) *dropped = *count.value();
+          return static_cast<int>(IBAT_OK);
+        });
   });
 }
 

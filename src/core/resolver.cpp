@@ -270,8 +270,9 @@ void Resolver::Impl::expire_deadlines(TimePoint t) {
   while (!deadlines.empty() && deadlines.begin()->first <= t) {
     const RequestId id = deadlines.begin()->second;
     auto it = pending.find(id);
-    // Without a neighbour entry the IP stays unknown: that is `unreachable`, not a slow SA.
-    complete(id, failure(it->second.job == 0 ? Error::unreachable : Error::timeout));
+    // Without a neighbour entry the IP stays unknown, and while the local port is down no query
+    // can leave: both are `unreachable`, not a slow SA.
+    complete(id, failure(it->second.job == 0 || !port_active ? Error::unreachable : Error::timeout));
   }
 }
 

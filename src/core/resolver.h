@@ -70,10 +70,11 @@ class Resolver {
 
   // Neighbour input (ARP reply, netlink, `ibat neigh add`). source_lid: seen on receive, if known.
   void on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Lid> source_lid = std::nullopt);
-  void on_neighbour_removed(const IpAddr& ip);
+  bool on_neighbour_removed(const IpAddr& ip);  // false: there was no entry for ip
 
-  void flush_all();
-  bool flush(const Gid& dgid, std::optional<Pkey> pkey = std::nullopt);
+  // Both return how many cache entries they dropped.
+  std::size_t flush_all();
+  std::size_t flush(const Gid& dgid, std::optional<Pkey> pkey = std::nullopt);
 
   // Load entries (e.g. from a snapshot) as stale; they are revalidated in the background.
   void load_stale(const std::vector<CacheEntryView>& entries);

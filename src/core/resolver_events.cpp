@@ -156,11 +156,11 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
   m.settle();
 }
 
-void Resolver::on_neighbour_removed(const IpAddr& ip) { impl_->neighbours.remove(ip); }
+bool Resolver::on_neighbour_removed(const IpAddr& ip) { return impl_->neighbours.remove(ip); }
 
 // Drops the matching entries. A query in flight is cancelled; its waiters are not dropped but
 // wait for a fresh query.
-void Resolver::Impl::flush_matching(const std::function<bool(const PathKey&)>& match) {
+std::size_t Resolver::Impl::flush_matching(const std::function<bool(const PathKey&)>& match) {
   std::vector<PathKey> keys;
   cache.for_each([&](PathCache::Index i) {
     if (match(cache.at(i).key)) keys.push_back(cache.at(i).key);
@@ -186,11 +186,12 @@ void Resolver::Impl::flush_matching(const std::function<bool(const PathKey&)>& m
   }
   for (auto it = lid_failures.begin(); it != lid_failures.end();)
     it = match(PathKey{it->first.sgid, Gid{}, it->first.pkey}) ? lid_failures.erase(it) : std::next(it);
+  return keys.size();
 }
 
-void Resolver::flush_all() {
+std::size_t Resolver::flush_all() {
   Impl& m = *impl_;
-  m.flush_matching([](const PathKey&) { return true; });
+  std::size_t dropped = m.flush_matching([](const PathKey&) { return true; });
   std::vector<JobId> lid_jobs;
   for (const auto& [id, job] : m.jobs)
     if (job.key.by_lid) lid_jobs.push_back(id);
@@ -198,18 +199,15 @@ void Resolver::flush_all() {
   m.lid_failures.clear();
   m.revalidation_schedule.clear();
   m.settle();
+  return dropped;
 }
 
-bool Resolver::flush(const Gid& dgid, std::optional<Pkey> pkey) {
+std::size_t Resolver::flush(const Gid& dgid, std::optional<Pkey> pkey) {
   Impl& m = *impl_;
-  bool any = false;
-  m.flush_matching([&](const PathKey& k) {
-    bool hit = k.dgid == dgid && (!pkey || k.pkey == *pkey);
-    any = any || hit;
-    return hit;
-  });
+  std::size_t dropped =
+      m.flush_matching([&](const PathKey& k) { return k.dgid == dgid && (!pkey || k.pkey == *pkey); });
   m.settle();
-  return any;
+  return dropped;
 }
 
 void Resolver::load_stale(const std::vector<CacheEntryView>& views) {

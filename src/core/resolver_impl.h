@@ -130,7 +130,7 @@ struct Resolver::Impl {
 
   // resolver_events.cpp: fabric events, flush, snapshot.
   void schedule_revalidation_all();
-  void flush_matching(const std::function<bool(const PathKey&)>& match);
+  std::size_t flush_matching(const std::function<bool(const PathKey&)>& match);  // entries dropped
   std::optional<PathRecord> provisional_path(const PathKey& key, Lid source_lid) const;
 
   TimePoint now() const { return clock.now(); }

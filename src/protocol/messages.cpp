@@ -286,6 +286,20 @@ Decoded<PathsPage> decode_paths_reply(Bytes body) {
   return page;
 }
 
+void append_flush_reply(std::vector<std::uint8_t>& out, std::uint32_t id, std::uint32_t dropped) {
+  std::size_t start = begin_frame(out, reply_op(Op::flush), Status::ok, 0, id);
+  WireWriter{out}.u32(dropped);
+  finish_frame(out, start);
+}
+
+Decoded<std::optional<std::uint32_t>> decode_flush_reply(Bytes payload) {
+  if (payload.empty()) return std::optional<std::uint32_t>{};
+  if (payload.size() != 4)
+    return Decoded<std::optional<std::uint32_t>>::failure(size_error("FLUSH reply", payload.size(), "0 or 4"));
+  WireReader r{payload};
+  return std::optional<std::uint32_t>{r.u32()};
+}
+
 void append_cancel(std::vector<std::uint8_t>& out, std::uint32_t id, const CancelRequest& req) {
   std::size_t start = begin_frame(out, static_cast<std::uint8_t>(Op::cancel), Status::ok, 0, id);
   WireWriter{out}.u32(req.target_id);

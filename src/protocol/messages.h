@@ -102,8 +102,10 @@ void append_empty_request(std::vector<std::uint8_t>& out, std::uint32_t id, Op o
 // RESOLVE reply: status from result.error; the 72-byte path payload only when ok.
 void append_resolve_reply(std::vector<std::uint8_t>& out, std::uint32_t id,
                           const core::ResolveResult& result);
-// Reply with an empty payload (NEIGH_ADD, NEIGH_DEL, FLUSH, CANCEL, or any op with an error status).
+// Reply with an empty payload (NEIGH_ADD, NEIGH_DEL, CANCEL, or any op with an error status).
 void append_empty_reply(std::vector<std::uint8_t>& out, std::uint32_t id, Op op, Status status);
+// FLUSH ok reply: how many cache entries were dropped.
+void append_flush_reply(std::vector<std::uint8_t>& out, std::uint32_t id, std::uint32_t dropped);
 
 // --- decoders: payload only; the op comes from the header ---
 Decoded<core::ResolveRequest> decode_resolve_request(std::span<const std::uint8_t> payload);
@@ -116,6 +118,8 @@ Decoded<PathsRequest> decode_paths_request(std::span<const std::uint8_t> payload
 Decoded<PathsPage> decode_paths_reply(std::span<const std::uint8_t> body);
 // Checks that a request that carries no body (NEIGH_LIST, PATHS, STATS, WATCH) has none.
 Decoded<std::monostate> decode_empty(Op op, std::span<const std::uint8_t> payload);
+// A FLUSH ok reply: the count, or nullopt for the empty payload of an ibatd that does not send it.
+Decoded<std::optional<std::uint32_t>> decode_flush_reply(std::span<const std::uint8_t> payload);
 // A RESOLVE reply given its header status: an error result (empty payload) or a path.
 Decoded<core::ResolveResult> decode_resolve_reply(Status status, std::span<const std::uint8_t> payload);
 

@@ -61,19 +61,25 @@ struct ConfigOverrides {
 
 struct ConfigResult {
   DaemonConfig config;
-  std::vector<std::string> errors;  // each names the place, the key, the value and what is accepted
+  std::vector<std::string> errors;  // each names the place, the key, the value and what is accepted;
+                                    // in file order, then those of the flags
   std::vector<std::string> notes;   // informational (e.g. default file absent, defaults used)
+  std::string source;               // what was read: the file, or "built-in defaults (...)"
   bool ok() const { return errors.empty(); }
 };
 
+// Whether to also check what only this host can tell (admin_group exists, the directory of
+// cache_file exists): on for the daemon and --check-config, off for the text alone.
+enum class HostCheck : std::uint8_t { off, on };
+
 // Parses TOML text; `source` names it in messages (a file name).
 ConfigResult parse_config(std::string_view text, std::string_view source,
-                          const ConfigOverrides& overrides = {});
+                          const ConfigOverrides& overrides = {}, HostCheck host = HostCheck::off);
 
 // Reads `path` (at most 1 MiB). When `path` is the default and the file does not exist, the
 // built-in defaults are used and a note says so; an explicit file that is missing is an error.
 ConfigResult load_config(const std::string& path, bool path_is_explicit,
-                         const ConfigOverrides& overrides = {});
+                         const ConfigOverrides& overrides = {}, HostCheck host = HostCheck::off);
 
 // Every key as "section.key" with its value rendered as TOML, in declaration order.
 struct ConfigItem {

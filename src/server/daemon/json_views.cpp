@@ -38,6 +38,7 @@ json stats_json(const core::Stats& s, const fabric::FabricStats& f, const Server
       {"lid_changes", s.lid_changes},
       {"neighbours", s.neighbours},
       {"uptime_s", uptime.count()},
+      {"version", IBAT_VERSION},
       {"fabric",
        {{"mads_sent", f.mads_sent},
         {"mads_received", f.mads_received},

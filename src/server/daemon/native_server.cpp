@@ -164,6 +164,7 @@ class NativeConnection : public Connection {
     if (!decoded) return fail(Status::malformed, id, decoded.error());
     if (!authorized(Op::neigh_add, id)) return;
     const auto& n = decoded.value();
+    if (n.hw.gid().is_zero()) return protocol::append_empty_reply(out_, id, Op::neigh_add, Status::invalid);
     resolver().on_neighbour(n.ip, n.hw, n.slid);
     reply_empty(id, Op::neigh_add, Status::ok);
     server_.publish(event_json("neighbour", {{"action", "add"}, {"ip", n.ip.to_string()},
@@ -174,7 +175,8 @@ class NativeConnection : public Connection {
     auto decoded = protocol::decode_neigh_del(payload);
     if (!decoded) return fail(Status::malformed, id, decoded.error());
     if (!authorized(Op::neigh_del, id)) return;
-    resolver().on_neighbour_removed(decoded.value().ip);
+    if (!resolver().on_neighbour_removed(decoded.value().ip))  // like `ip neigh del`: nothing to delete
+      return reply_empty(id, Op::neigh_del, Status::unreachable);
     reply_empty(id, Op::neigh_del, Status::ok);
     server_.publish(event_json("neighbour", {{"action", "del"}, {"ip", decoded.value().ip.to_string()}}));
   }
@@ -185,14 +187,18 @@ class NativeConnection : public Connection {
     if (!authorized(Op::flush, id)) return;
     const auto& f = decoded.value();
     nlohmann::json fields = nlohmann::json::object();
+    std::size_t dropped = 0;
     if (f.dgid) {
-      resolver().flush(*f.dgid, f.pkey);
+      dropped = resolver().flush(*f.dgid, f.pkey);
       fields["dgid"] = f.dgid->to_string();
       if (f.pkey) fields["pkey"] = f.pkey->to_string();
     } else {
-      resolver().flush_all();
+      dropped = resolver().flush_all();
     }
-    reply_empty(id, Op::flush, Status::ok);
+    fields["dropped"] = dropped;
+    std::vector<std::uint8_t> out;
+    protocol::append_flush_reply(out, id, static_cast<std::uint32_t>(std::min<std::size_t>(dropped, UINT32_MAX)));
+    send(std::move(out));
     server_.publish(event_json("flush", std::move(fields)));
   }
 

@@ -231,6 +231,8 @@ void Service::reload(const DaemonConfig& next) {
 }
 
 void Service::on_query_result(core::QueryId id, const core::QueryResult& result) {
+  if (auto line = sa_health_.on_result(result.error, std::chrono::system_clock::now()))
+    line->warn ? spdlog::warn("{}", line->text) : spdlog::info("{}", line->text);
   resolver_.on_query_result(id, result);
   schedule_tick();
 }

@@ -20,6 +20,7 @@
 #include "server/daemon/config.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/native_server.h"
+#include "server/daemon/sa_health.h"
 
 namespace ibat::server {
 
@@ -92,6 +93,7 @@ class Service {
   asio::steady_timer grace_timer_;
   std::chrono::steady_clock::time_point started_;
   std::optional<core::LocalPort> last_port_;
+  SaHealth sa_health_;
   bool stopping_ = false;
 };
 

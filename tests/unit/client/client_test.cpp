@@ -272,6 +272,33 @@ TEST(Client, ConnectFailureIsEconnectWithErrno) {
   EXPECT_EQ(h, nullptr);
 }
 
+// ibat_flush_count: the daemon's count, UINT32_MAX from a daemon that sends an empty payload,
+// and a reply of the wrong size is a protocol error.
+TEST(Client, FlushCountReportsWhatTheDaemonDropped) {
+  int replies = 0;
+  FakeServer server([&](FakeServer& s, const ReceivedFrame& f) {
+    std::vector<std::uint8_t> out;
+    auto op = static_cast<protocol::Op>(f.header.op);
+    if (replies++ == 0) {
+      protocol::append_flush_reply(out, f.header.id, 3);
+    } else if (replies == 2) {
+      protocol::append_empty_reply(out, f.header.id, op, protocol::Status::ok);
+    } else {
+      protocol::append_frame(out, protocol::FrameHeader{protocol::kVersion, protocol::reply_op(op), protocol::Status::ok,
+                                                        0, f.header.id, 2},
+                             std::vector<std::uint8_t>{0, 1});
+    }
+    s.reply(out);
+  });
+  Handle c(server.path());
+  std::uint32_t dropped = 0;
+  EXPECT_EQ(ibat_flush_count(c.h, nullptr, 0, &dropped), IBAT_OK);
+  EXPECT_EQ(dropped, 3u);
+  EXPECT_EQ(ibat_flush_count(c.h, nullptr, 0, &dropped), IBAT_OK);
+  EXPECT_EQ(dropped, UINT32_MAX);
+  EXPECT_EQ(ibat_flush_count(c.h, nullptr, 0, &dropped), IBAT_EPROTO);
+}
+
 TEST(Client, QueryJsonReassemblesChunksAndPagesAndAdminOpsReportStatus) {
   std::string big = "\"" + std::string(100000, 'x') + "\"";  // a page of several frames
   FakeServer server([&](FakeServer& s, const ReceivedFrame& f) {

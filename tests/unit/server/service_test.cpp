@@ -391,6 +391,36 @@ TEST_F(ServiceTest, PrivilegedOperationsFollowTheInjectedCheck) {
   EXPECT_EQ(list[0]["slid"], 7);
 }
 
+// FLUSH says how many entries it dropped; NEIGH_DEL of an absent IP and NEIGH_ADD of a hardware
+// address with a zero GID are refused (unreachable, invalid) instead of acknowledged.
+TEST_F(ServiceTest, AdministrativeRepliesSayWhatHappened) {
+  start([](const PeerCredentials&) { return true; });
+  Client c(config_.server.socket);
+  warm(c, 1, gid(0xA), 10);
+  std::vector<std::uint8_t> out;
+  protocol::append_flush(out, 2, protocol::FlushRequest{gid(0xA), std::nullopt});
+  protocol::append_flush(out, 3, protocol::FlushRequest{gid(0xA), std::nullopt});
+  protocol::append_neigh_add(out, 4, protocol::NeighAdd{*core::IpAddr::parse("10.0.0.2"),
+                                                        core::HwAddr::from(0x48, core::Gid{}), std::nullopt});
+  protocol::append_neigh_del(out, 5, protocol::NeighDel{*core::IpAddr::parse("10.0.0.9")});
+  c.send(out);
+  for (std::uint32_t dropped : {1u, 0u}) {
+    auto flushed = c.next();
+    ASSERT_TRUE(flushed);
+    EXPECT_EQ(flushed->header.status, Status::ok);
+    auto count = protocol::decode_flush_reply(flushed->payload);
+    ASSERT_TRUE(count) << count.error();
+    EXPECT_EQ(count.value(), dropped);
+  }
+  auto add = c.next();
+  ASSERT_TRUE(add);
+  EXPECT_EQ(add->header.status, Status::invalid);
+  auto del = c.next();
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->header.status, Status::unreachable);
+  EXPECT_TRUE(on_loop([&] { return service_->resolver().neighbours().empty(); }));
+}
+
 // The real SO_PEERCRED path: a child that dropped to uid 65534 is refused FLUSH.
 TEST_F(ServiceTest, NonRootPeerIsDeniedByItsCredentials) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch uid";
