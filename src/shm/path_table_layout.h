@@ -28,7 +28,10 @@ struct TableHeader {
   std::uint32_t slot_size;    // sizeof(TableSlot)
   std::uint32_t slot_count;   // a power of two
   std::atomic<std::uint64_t> generation;  // bumped to invalidate every slot at once; never 0
-  std::uint64_t reserved[4];
+  // What a request without SGID / P_Key means: the local port GID and the daemon's default P_Key.
+  std::atomic<std::uint64_t> local_gid[2];
+  std::atomic<std::uint64_t> default_pkey;
+  std::uint64_t reserved;
 };
 
 // Bits of TableSlot::key_bits besides the P_Key (low 16 bits).
@@ -41,10 +44,11 @@ struct TableSlot {
   std::atomic<std::uint64_t> dgid[2];
   std::atomic<std::uint64_t> key_bits;    // P_Key | kSlotLive
   std::atomic<std::uint64_t> path[3];     // the PathRecord fields outside the key (pack_path)
+  std::atomic<std::uint64_t> produced_ms; // CLOCK_MONOTONIC ms when the SA produced the path
 };
 
 static_assert(sizeof(TableHeader) == 64);
-static_assert(sizeof(TableSlot) == 80);
+static_assert(sizeof(TableSlot) == 88);
 
 // Bytes a table of `slot_count` slots needs.
 constexpr std::size_t table_bytes(std::uint32_t slot_count) {

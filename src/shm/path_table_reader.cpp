@@ -67,6 +67,7 @@ std::optional<TableHit> PathTableReader::lookup(const TableKey& key) const {
     const std::uint64_t key_bits = s.key_bits.load(kAcquire);
     PackedPath packed;
     for (int w = 0; w < 3; ++w) packed.w[w] = s.path[w].load(kAcquire);
+    const std::uint64_t produced_ms = s.produced_ms.load(kAcquire);
     if ((seq & 1) != 0 || s.seq.load(kRelaxed) != seq) continue;  // torn: treat as not this key
     if (slot_generation != generation) return std::nullopt;       // unused in this generation: end
     found.pkey = static_cast<std::uint16_t>(key_bits);
@@ -74,9 +75,19 @@ std::optional<TableHit> PathTableReader::lookup(const TableKey& key) const {
     core::PathRecord path = unpack_path(packed, key);
     if (!path.is_servable()) return std::nullopt;
     if (header_->generation.load(kAcquire) != generation) return std::nullopt;  // invalidated meanwhile
-    return TableHit{path, slot, generation};
+    return TableHit{path, slot, generation, produced_ms};
   }
   return std::nullopt;
+}
+
+TableKey PathTableReader::key_for(const core::Gid& dgid, const core::Gid* sgid, const core::Pkey* pkey) const {
+  TableKey key = TableKey::of(sgid ? *sgid : core::Gid{}, dgid,
+                              pkey ? *pkey : core::Pkey{static_cast<std::uint16_t>(header_->default_pkey.load(kAcquire))});
+  if (!sgid) {
+    key.sgid[0] = header_->local_gid[0].load(kAcquire);
+    key.sgid[1] = header_->local_gid[1].load(kAcquire);
+  }
+  return key;
 }
 
 }  // namespace ibat::shm

@@ -17,6 +17,7 @@ struct TableHit {
   core::PathRecord path;
   std::uint32_t slot = 0;           // where it was found, for the hit report
   std::uint64_t generation = 0;     // the table generation it belongs to
+  std::uint64_t produced_ms = 0;    // CLOCK_MONOTONIC ms when the SA produced the path
 };
 
 class PathTableReader {
@@ -26,6 +27,8 @@ class PathTableReader {
 
   // The published path of `key`, or nullopt (absent, being rewritten, invalidated, or not servable).
   std::optional<TableHit> lookup(const TableKey& key) const;
+  // The key of a request: its own SGID / P_Key, else the ones the daemon publishes as defaults.
+  TableKey key_for(const core::Gid& dgid, const core::Gid* sgid, const core::Pkey* pkey) const;
 
   std::uint32_t slot_count() const { return mask_ + 1; }
 

@@ -30,10 +30,12 @@ PathTableWriter::PathTableWriter(void* memory, std::uint32_t slot_count)
   header_->slot_size = sizeof(TableSlot);
   header_->slot_count = slot_count;
   header_->generation.store(generation_, kRelease);
+  header_->default_pkey.store(0xFFFF, kRelease);
   for (std::uint32_t i = 0; i < slot_count; ++i) new (&slots_[i]) TableSlot{};
 }
 
-void PathTableWriter::write_slot(std::uint32_t slot, const TableKey& key, const PackedPath& path) {
+void PathTableWriter::write_slot(std::uint32_t slot, const TableKey& key, const PackedPath& path,
+                                 std::uint64_t produced_ms) {
   TableSlot& s = slots_[slot];
   const std::uint64_t seq = s.seq.load(kRelaxed);
   s.seq.store(seq + 1, kRelaxed);
@@ -44,6 +46,7 @@ void PathTableWriter::write_slot(std::uint32_t slot, const TableKey& key, const 
   s.dgid[1].store(key.dgid[1], kRelease);
   s.key_bits.store(key.pkey | kSlotLive, kRelease);
   for (int w = 0; w < 3; ++w) s.path[w].store(path.w[w], kRelease);
+  s.produced_ms.store(produced_ms, kRelease);
   s.seq.store(seq + 2, kRelease);
 }
 
@@ -56,20 +59,20 @@ void PathTableWriter::kill_slot(std::uint32_t slot) {
   live_[slot] = false;
 }
 
-bool PathTableWriter::publish(const TableKey& key, const core::PathRecord& path) {
+bool PathTableWriter::publish(const TableKey& key, const core::PathRecord& path, std::uint64_t produced_ms) {
   if (!unpack_path(pack_path(path), key).is_servable()) {
     remove(key);
     return false;
   }
   const PackedPath packed = pack_path(path);
   if (auto it = index_.find(key); it != index_.end()) {
-    write_slot(it->second, key, packed);
+    write_slot(it->second, key, packed, produced_ms);
     return true;
   }
   std::uint32_t slot = static_cast<std::uint32_t>(hash_key(key)) & mask_;
   for (std::uint32_t probe = 0; probe < kMaxProbe; ++probe, slot = (slot + 1) & mask_) {
     if (live_[slot]) continue;
-    write_slot(slot, key, packed);
+    write_slot(slot, key, packed, produced_ms);
     live_[slot] = true;
     keys_[slot] = key;
     index_.emplace(key, slot);
@@ -91,6 +94,13 @@ void PathTableWriter::clear() {
   header_->generation.store(generation_, kRelease);
   live_.assign(live_.size(), false);
   index_.clear();
+}
+
+void PathTableWriter::set_defaults(const core::Gid& local_gid, core::Pkey default_pkey) {
+  const TableKey k = TableKey::of(local_gid, core::Gid{}, default_pkey);
+  header_->local_gid[0].store(k.sgid[0], kRelease);
+  header_->local_gid[1].store(k.sgid[1], kRelease);
+  header_->default_pkey.store(default_pkey.value, kRelease);
 }
 
 std::optional<TableKey> PathTableWriter::key_at(std::uint32_t slot, std::uint64_t generation) const {

@@ -19,13 +19,16 @@ class PathTableWriter {
   // slot_count must be a power of two within [kMinSlots, kMaxSlots].
   PathTableWriter(void* memory, std::uint32_t slot_count);
 
-  // Publishes `path` (servable, or it is refused) under `key`, replacing what the key had. False
-  // when refused or when the key's probe window is full: the key then stays unpublished.
-  bool publish(const TableKey& key, const core::PathRecord& path);
+  // Publishes `path` (servable, or it is refused) under `key`, replacing what the key had;
+  // `produced_ms`: CLOCK_MONOTONIC ms when the SA produced it. False when refused or when the key's
+  // probe window is full: the key then stays unpublished.
+  bool publish(const TableKey& key, const core::PathRecord& path, std::uint64_t produced_ms);
   // Unpublishes `key`; false if it was not published.
   bool remove(const TableKey& key);
   // Unpublishes everything at once (SM change, flush, policy change).
   void clear();
+  // What requests without an SGID or a P_Key stand for (the header's local_gid / default_pkey).
+  void set_defaults(const core::Gid& local_gid, core::Pkey default_pkey);
 
   // The key published in `slot` during `generation`, if it is still there.
   std::optional<TableKey> key_at(std::uint32_t slot, std::uint64_t generation) const;
@@ -38,7 +41,7 @@ class PathTableWriter {
   struct KeyHash {
     std::size_t operator()(const TableKey& k) const noexcept { return static_cast<std::size_t>(hash_key(k)); }
   };
-  void write_slot(std::uint32_t slot, const TableKey& key, const PackedPath& path);
+  void write_slot(std::uint32_t slot, const TableKey& key, const PackedPath& path, std::uint64_t produced_ms);
   void kill_slot(std::uint32_t slot);
 
   TableHeader* header_;

@@ -60,7 +60,7 @@ TEST(PathTableConcurrency, ReadersSeeOnlyRecordsTheWriterWrote) {
       if (what < 80) {
         ++version;
         shared.published[n].store(version, std::memory_order_release);
-        writer.publish(key_of(n), path_of(n, version));
+        writer.publish(key_of(n), path_of(n, version), version);
       } else if (what < 99) {
         writer.remove(key_of(n));
         shared.floor[n].store(version, std::memory_order_release);

@@ -30,18 +30,30 @@ struct Table {
 
 TEST(PathTable, PublishedPathIsFoundWithEveryField) {
   Table t;
-  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 9)));
+  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 9), 5));
   auto hit = t.reader->lookup(key_of(1));
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->path, path_of(1, 9));
   EXPECT_EQ(hit->generation, t.writer.generation());
+  EXPECT_EQ(hit->produced_ms, 5u);
   EXPECT_EQ(t.writer.key_at(hit->slot, hit->generation), key_of(1));
   EXPECT_FALSE(t.reader->lookup(key_of(2)));
 }
 
+TEST(PathTable, RequestsWithoutSgidOrPkeyUseThePublishedDefaults) {
+  Table t;
+  const core::Gid dgid = test::gid_of(7);
+  EXPECT_EQ(t.reader->key_for(dgid, nullptr, nullptr), TableKey::of(core::Gid{}, dgid, core::Pkey{0xFFFF}));
+  t.writer.set_defaults(test::gid_of(0), core::Pkey{0x8001});
+  EXPECT_EQ(t.reader->key_for(dgid, nullptr, nullptr), TableKey::of(test::gid_of(0), dgid, core::Pkey{0x8001}));
+  const core::Gid sgid = test::gid_of(3);
+  const core::Pkey pkey{0x7fff};
+  EXPECT_EQ(t.reader->key_for(dgid, &sgid, &pkey), TableKey::of(sgid, dgid, pkey));
+}
+
 TEST(PathTable, PkeyIsPartOfTheKey) {
   Table t;
-  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 1)));
+  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 1), 5));
   TableKey other = key_of(1);
   other.pkey = 0x8001;
   EXPECT_FALSE(t.reader->lookup(other));
@@ -49,8 +61,8 @@ TEST(PathTable, PkeyIsPartOfTheKey) {
 
 TEST(PathTable, ReplaceAndRemove) {
   Table t;
-  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 1)));
-  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 2)));
+  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 1), 5));
+  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 2), 5));
   EXPECT_EQ(t.writer.size(), 1u);
   EXPECT_EQ(t.reader->lookup(key_of(1))->path, path_of(1, 2));
   EXPECT_TRUE(t.writer.remove(key_of(1)));
@@ -60,25 +72,25 @@ TEST(PathTable, ReplaceAndRemove) {
 
 TEST(PathTable, KeysBehindARemovedOneInTheSameWindowAreStillFound) {
   Table t(16);  // every key shares the one 16-slot window
-  for (std::uint32_t n = 0; n < 16; ++n) ASSERT_TRUE(t.writer.publish(key_of(n), path_of(n, 1)));
-  EXPECT_FALSE(t.writer.publish(key_of(16), path_of(16, 1))) << "window full: stays unpublished";
+  for (std::uint32_t n = 0; n < 16; ++n) ASSERT_TRUE(t.writer.publish(key_of(n), path_of(n, 1), 5));
+  EXPECT_FALSE(t.writer.publish(key_of(16), path_of(16, 1), 5)) << "window full: stays unpublished";
   EXPECT_FALSE(t.reader->lookup(key_of(16)));
   for (std::uint32_t n = 0; n < 16; n += 2) ASSERT_TRUE(t.writer.remove(key_of(n)));
   for (std::uint32_t n = 1; n < 16; n += 2) EXPECT_EQ(t.reader->lookup(key_of(n))->path, path_of(n, 1));
-  EXPECT_TRUE(t.writer.publish(key_of(16), path_of(16, 1)));
+  EXPECT_TRUE(t.writer.publish(key_of(16), path_of(16, 1), 5));
   EXPECT_EQ(t.reader->lookup(key_of(16))->path, path_of(16, 1));
 }
 
 TEST(PathTable, ClearHidesEverythingAtOnce) {
   Table t;
-  for (std::uint32_t n = 0; n < 20; ++n) ASSERT_TRUE(t.writer.publish(key_of(n), path_of(n, 1)));
+  for (std::uint32_t n = 0; n < 20; ++n) ASSERT_TRUE(t.writer.publish(key_of(n), path_of(n, 1), 5));
   const std::uint64_t before = t.writer.generation();
   t.writer.clear();
   EXPECT_GT(t.writer.generation(), before);
   EXPECT_EQ(t.writer.size(), 0u);
   for (std::uint32_t n = 0; n < 20; ++n) EXPECT_FALSE(t.reader->lookup(key_of(n))) << n;
   EXPECT_FALSE(t.writer.key_at(0, before));
-  ASSERT_TRUE(t.writer.publish(key_of(3), path_of(3, 2)));
+  ASSERT_TRUE(t.writer.publish(key_of(3), path_of(3, 2), 5));
   EXPECT_EQ(t.reader->lookup(key_of(3))->path, path_of(3, 2));
   EXPECT_FALSE(t.reader->lookup(key_of(4)));
 }
@@ -87,12 +99,12 @@ TEST(PathTable, UnservablePathsAreNeitherPublishedNorAnswered) {
   Table t;
   core::PathRecord zero_dlid = path_of(1, 1);
   zero_dlid.dlid = core::Lid{0};
-  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 1)));
-  EXPECT_FALSE(t.writer.publish(key_of(1), zero_dlid));
+  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 1), 5));
+  EXPECT_FALSE(t.writer.publish(key_of(1), zero_dlid, 5));
   EXPECT_FALSE(t.reader->lookup(key_of(1))) << "a refused update unpublishes the key";
 
   // A record whose DLID is 0 in memory (a corrupt table) is a miss, not a path with DLID 0.
-  ASSERT_TRUE(t.writer.publish(key_of(2), path_of(2, 1)));
+  ASSERT_TRUE(t.writer.publish(key_of(2), path_of(2, 1), 5));
   auto hit = t.reader->lookup(key_of(2));
   ASSERT_TRUE(hit);
   auto* slots = reinterpret_cast<TableSlot*>(reinterpret_cast<std::byte*>(t.memory.data()) + sizeof(TableHeader));
@@ -102,7 +114,7 @@ TEST(PathTable, UnservablePathsAreNeitherPublishedNorAnswered) {
 
 TEST(PathTable, SlotBeingWrittenIsAMiss) {
   Table t;
-  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 1)));
+  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 1), 5));
   auto hit = t.reader->lookup(key_of(1));
   ASSERT_TRUE(hit);
   auto* slots = reinterpret_cast<TableSlot*>(reinterpret_cast<std::byte*>(t.memory.data()) + sizeof(TableHeader));
