@@ -206,6 +206,7 @@ class NativeConnection : public std::enable_shared_from_this<NativeConnection> {
     } else {
       resolver().flush_all();
     }
+    if (server_.hooks_.after_flush) server_.hooks_.after_flush();
     protocol::append_empty_reply(out_, id, Op::flush, Status::ok);
     server_.publish(event_json("flush", std::move(fields)));
   }
