@@ -10,10 +10,12 @@
 
 #include "client/convert.h"
 #include "client/session.h"
+#include "client/table_client.h"
 #include "protocol/messages.h"
 
 struct ibat_handle {
   std::unique_ptr<ibat::client::Session> session;
+  std::unique_ptr<ibat::client::TableClient> table;  // the daemon's shared path table, if usable
 };
 
 namespace {
@@ -114,9 +116,11 @@ int ibat_open(const char* socket_path, ibat_t** out) {
   if (!out) return IBAT_EARG;
   *out = nullptr;
   return guarded([&] {
-    auto session = Session::connect(socket_path ? socket_path : ibat_default_socket());
+    const std::string path = socket_path ? socket_path : ibat_default_socket();
+    auto session = Session::connect(path);
     if (!session) return static_cast<int>(IBAT_ECONNECT);
-    *out = new ibat_handle{std::move(session)};
+    auto table = ibat::client::TableClient::open(path, session->fd());
+    *out = new ibat_handle{std::move(session), std::move(table)};
     return static_cast<int>(IBAT_OK);
   });
 }
@@ -133,6 +137,8 @@ void ibat_close(ibat_t* h) {
 int ibat_resolve_sync(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ibat_path* out) {
   if (!out) return IBAT_EARG;
   return guarded([&] {
+    if (h && target && h->table && h->session->connected() && h->table->resolve(*target, opts, *out))
+      return static_cast<int>(IBAT_OK);
     bool done = false;
     int result = IBAT_EPROTO;
     std::uint32_t id = 0;
@@ -160,6 +166,13 @@ int ibat_resolve_async(ibat_t* h, const ibat_target* target, const ibat_resolve_
                        ibat_resolve_cb callback, void* user_data, uint32_t* request_id) {
   if (!callback) return IBAT_EARG;
   return guarded([&] {
+    ibat_path hit;
+    if (h && target && h->table && h->session->connected() && h->table->resolve(*target, opts, hit)) {
+      std::uint32_t id = h->session->take_id();
+      if (request_id) *request_id = id;
+      callback(user_data, id, IBAT_OK, &hit);
+      return static_cast<int>(IBAT_OK);
+    }
     return send_resolve(
         h, target, opts,
         [callback, user_data](std::uint32_t id, int status, const ibat_path* path) {

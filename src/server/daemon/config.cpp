@@ -158,6 +158,7 @@ const std::vector<KeySpec>& key_specs() {
       int_key("server", "max_queued_bytes_per_connection",
               [](DaemonConfig& c) -> FieldPtr { return &c.server.max_queued_bytes_per_connection; }, 1 << 17,
               1 << 30),
+      bool_key("server", "shared_table", [](DaemonConfig& c) -> FieldPtr { return &c.server.shared_table; }, false),
       // [snapshot]
       string_key("snapshot", "cache_file", [](DaemonConfig& c) -> FieldPtr { return &c.snapshot.cache_file; },
                  StringRule::optional_file_path, true),

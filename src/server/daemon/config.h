@@ -25,6 +25,7 @@ struct ServerOptions {
   std::uint32_t max_connections = 1024;
   std::uint32_t max_outstanding_per_connection = 1024;
   std::uint32_t max_queued_bytes_per_connection = 4u << 20;  // unsent replies; beyond: disconnect
+  bool shared_table = true;  // publish valid paths in <socket>.table for libibat (docs/shared-table.md)
 };
 
 struct SnapshotOptions {

@@ -195,6 +195,7 @@ class NativeConnection : public Connection {
     } else {
       dropped = resolver().flush_all();
     }
+    if (server_.hooks_.after_flush) server_.hooks_.after_flush();
     fields["dropped"] = dropped;
     std::vector<std::uint8_t> out;
     protocol::append_flush_reply(out, id, static_cast<std::uint32_t>(std::min<std::size_t>(dropped, UINT32_MAX)));

@@ -44,18 +44,21 @@ Service::Service(asio::io_context& loop, const DaemonConfig& config, core::Query
                  std::function<bool(const PeerCredentials&)> may_administer)
     : loop_(loop),
       config_(config),
-      resolver_(config.policy, clock_, sink),
+      table_(sink),
+      resolver_(config.policy, clock_, table_),
       admin_gid_(resolve_admin_group(config.server.admin_group)),
       may_administer_(std::move(may_administer)),
       native_(loop, resolver_,
               NativeHooks{[this] { return stats_json(); }, [this] { schedule_tick(); },
                           [this](const PeerCredentials& peer) {
                             return may_administer_ ? may_administer_(peer) : is_privileged(peer, admin_gid_);
-                          }},
+                          },
+                          [this] { refresh_table(); }},
               counters_),
       tick_timer_(loop),
       snapshot_timer_(loop),
       grace_timer_(loop),
+      table_timer_(loop),
       started_(steady_clock::now()) {
   resolver_.set_path_observer([this](const core::PathChange& c) {
     native_.publish(event_json("path", {{"sgid", c.sgid.to_string()},
@@ -87,6 +90,7 @@ void Service::start() {
   }
   native_.listen(config_.server.socket, config_.server.socket_mode, native_limits());
   spdlog::info("listening on {} (native protocol)", config_.server.socket);
+  if (config_.server.shared_table) open_table();
   if (!config_.server.acm_socket.empty()) {
     acm_ = std::make_unique<AcmServer>(
         loop_, resolver_,
@@ -132,6 +136,39 @@ void Service::start_kernel_neighbours() {
 NativeLimits Service::native_limits() const {
   return NativeLimits{config_.server.max_connections, config_.server.max_outstanding_per_connection,
                       config_.server.max_queued_bytes_per_connection};
+}
+
+void Service::open_table() {
+  const std::string path = shm::table_path_for_socket(config_.server.socket);
+  std::string error;
+  table_file_ = shm::TableFile::create(path, shm::slots_for_capacity(config_.policy.capacity), error);
+  if (!table_file_) {
+    spdlog::error("{}: clients resolve through the socket only", error);
+    return;
+  }
+  table_.attach(&table_file_->writer());
+  table_.set_defaults(last_port_ ? last_port_->gid : core::Gid{}, config_.policy.default_pkey);
+  spdlog::info("shared path table {} ({} slots)", path, table_file_->writer().slot_count());
+}
+
+void Service::refresh_table() {
+  if (!table_.attached()) return;
+  table_.republish(resolver_.entries(), clock_.now(), config_.policy.path_ttl);
+  schedule_table_expiry();
+}
+
+void Service::schedule_table_expiry() {
+  std::optional<core::TimePoint> next = table_.next_expiry();
+  if (stopping_ || !next || (table_armed_for_ && *table_armed_for_ <= *next)) return;
+  table_armed_for_ = *next;
+  table_timer_.expires_at(std::chrono::time_point_cast<steady_clock::duration>(
+      steady_clock::time_point(next->time_since_epoch())));
+  table_timer_.async_wait([this](asio::error_code ec) {
+    if (ec) return;
+    table_armed_for_.reset();
+    table_.expire(clock_.now());
+    schedule_table_expiry();
+  });
 }
 
 void Service::schedule_tick() {
@@ -185,6 +222,9 @@ void Service::shutdown(std::function<void()> done, std::chrono::milliseconds gra
   if (kernel_neighbours_) kernel_neighbours_->stop();
   write_snapshot();
   stopping_ = true;
+  table_.attach(nullptr);
+  table_file_.reset();  // readers see an empty table, then none
+  table_timer_.cancel();
   tick_timer_.cancel();
   snapshot_timer_.cancel();
   if (acm_) acm_->close();
@@ -220,6 +260,8 @@ void Service::reload(const DaemonConfig& next) {
   config_.server.max_outstanding_per_connection = next.server.max_outstanding_per_connection;
   config_.server.max_queued_bytes_per_connection = next.server.max_queued_bytes_per_connection;
   resolver_.set_policy(config_.policy);
+  table_.set_defaults(last_port_ ? last_port_->gid : core::Gid{}, config_.policy.default_pkey);
+  refresh_table();  // the TTL or the default P_Key may have changed
   set_log_level(config_.log_level);
   admin_gid_ = resolve_admin_group(config_.server.admin_group);
   native_.set_limits(native_limits());
@@ -234,6 +276,10 @@ void Service::on_query_result(core::QueryId id, const core::QueryResult& result)
   if (auto line = sa_health_.on_result(result.error, std::chrono::system_clock::now()))
     line->warn ? spdlog::warn("{}", line->text) : spdlog::info("{}", line->text);
   resolver_.on_query_result(id, result);
+  if (table_.attached()) {
+    table_.on_query_result(id, result, clock_.now(), config_.policy.path_ttl);
+    schedule_table_expiry();
+  }
   schedule_tick();
 }
 
@@ -255,11 +301,16 @@ void Service::on_local_port(const core::LocalPort& port) {
     native_.publish(event_json("lid_change", {{"old_lid", last_port_->lid.value}, {"lid", port.lid.value}}));
   }
   last_port_ = port;
+  if (changed) {
+    table_.set_defaults(port.gid, config_.policy.default_pkey);
+    refresh_table();
+  }
 }
 
 void Service::on_sm_changed() {
   spdlog::info("SM changed: every path is stale and will be revalidated");
   resolver_.on_sm_changed();
+  refresh_table();
   schedule_tick();
   // The port monitor reports the port (with the new SM LID) before the SM change it implies.
   nlohmann::json fields = nlohmann::json::object();
@@ -269,6 +320,7 @@ void Service::on_sm_changed() {
 
 void Service::on_gid_out_of_service(const core::Gid& gid) {
   resolver_.on_gid_out_of_service(gid);
+  refresh_table();
   schedule_tick();
   native_.publish(event_json("gid_out", {{"gid", gid.to_string()}}));
 }

@@ -21,6 +21,8 @@
 #include "server/daemon/json_views.h"
 #include "server/daemon/native_server.h"
 #include "server/daemon/sa_health.h"
+#include "server/daemon/table_publisher.h"
+#include "shm/table_file.h"
 
 namespace ibat::server {
 
@@ -64,6 +66,8 @@ class Service {
   bool write_snapshot();
 
   core::Resolver& resolver() { return resolver_; }
+  // Paths in the shared table now (0 without one).
+  std::size_t table_published() const { return table_.published(); }
   const DaemonConfig& config() const { return config_; }
 
  private:
@@ -73,10 +77,15 @@ class Service {
   NativeLimits native_limits() const;
   void start_local_sa();
   void start_kernel_neighbours();
+  void open_table();
+  void refresh_table();  // clears the shared table and republishes what is still valid
+  void schedule_table_expiry();
 
   asio::io_context& loop_;
   DaemonConfig config_;
   core::SteadyClock clock_;  // the tick timer runs on std::chrono::steady_clock too
+  TablePublisher table_;     // the Resolver's QuerySink: forwards to the fabric's
+  std::unique_ptr<shm::TableFile> table_file_;
   core::Resolver resolver_;
   ServerCounters counters_;
   std::optional<gid_t> admin_gid_;
@@ -91,6 +100,8 @@ class Service {
   std::optional<core::TimePoint> tick_armed_for_;
   asio::steady_timer snapshot_timer_;
   asio::steady_timer grace_timer_;
+  asio::steady_timer table_timer_;
+  std::optional<core::TimePoint> table_armed_for_;
   std::chrono::steady_clock::time_point started_;
   std::optional<core::LocalPort> last_port_;
   SaHealth sa_health_;
