@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libasio-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
-  libibumad-dev libibmad-dev libpcap-dev
+  libibumad-dev libibmad-dev libibverbs-dev libpcap-dev
   opensm ibsim-utils libumad2sim0 infiniband-diags ibacm
   gnuplot-nox python3 procps ccache
 )

@@ -13,6 +13,13 @@ PollVerdict SmChangeDetector::observe(const PollObservation& observation) {
     }
     port_ = now;
   }
+  if (!observation.sm_asked) {
+    if (master_ && observation.sa_state_kept == false) {
+      verdict.sm_changed = true;
+      forget_sm();
+    }
+    return verdict;
+  }
   const bool master_now = observation.sm && observation.sm->master;
   if (!master_now) {
     if (master_) sm_lost_ = true;  // unreachable, or back in DISCOVERING / STANDBY
@@ -28,6 +35,11 @@ PollVerdict SmChangeDetector::observe(const PollObservation& observation) {
   sm_lost_ = false;
   master_ = sm;
   return verdict;
+}
+
+void SmChangeDetector::forget_sm() {
+  master_.reset();
+  sm_lost_ = false;
 }
 
 }  // namespace ibat::fabric
