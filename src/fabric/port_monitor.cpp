@@ -150,6 +150,7 @@ void PortMonitor::finish_poll() {
   if (verdict.local_port_changed && events_.on_local_port) {
     events_.on_local_port(*local_port(), detector_.port()->sm_sl);
   }
+  if (verdict.sm_changed) schedule_.suspect();  // a full check next: the new SM's baseline
   if (verdict.sm_changed && events_.on_sm_changed) events_.on_sm_changed();
   if (!running_) return;
   timer_.expires_at(poll_started_ + interval_);

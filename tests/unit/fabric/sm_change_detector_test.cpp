@@ -102,6 +102,12 @@ TEST_F(SmChangeDetectorTest, RoutineSaCheckThatFindsUsForgottenIsOneRestart) {
   EXPECT_FALSE(poll(port(5, 1), master(0x200, 3)).sm_changed);  // the new SM's baseline
 }
 
+TEST_F(SmChangeDetectorTest, SaForgettingUsCountsEvenWithNoSmBaseline) {
+  settle();
+  detector.forget_sm();
+  EXPECT_TRUE(detector.observe({port(5, 1), master(0x200, 5000), false}).sm_changed);
+}
+
 TEST_F(SmChangeDetectorTest, ForgetSmMakesTheNextMasterTheBaseline) {
   settle();
   detector.forget_sm();
