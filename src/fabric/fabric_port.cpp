@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fabric/mad_requester.h"
+#include "fabric/port_events.h"
 #include "fabric/port_monitor.h"
 #include "fabric/sa_client.h"
 #include "fabric/trap_subscriber.h"
@@ -21,8 +22,10 @@ struct FabricPort::Impl {
         transport(loop, opts.ca, opts.port),
         requester(loop, transport, std::random_device{}()),
         sa(requester, RetryPolicy{opts.mad_timeout, opts.mad_retries}),
+        port_events(open_verbs_events(loop, transport.snapshot().ca, transport.snapshot().port, no_port_events)),
         monitor(loop, requester, transport.snapshot().gid, static_cast<std::uint8_t>(transport.snapshot().port),
-                opts.poll_interval, monitor_policy(opts),
+                opts.poll_interval, port_events ? core::Duration::zero() : opts.sm_check_interval,
+                monitor_policy(opts),
                 PortMonitor::Events{[this](const core::LocalPort& p, std::uint8_t sl) { on_local_port(p, sl); },
                                     [this] { on_sm_changed(); },
                                     [this](core::Lid sm_lid, std::function<void(std::optional<bool>)> done) {
@@ -101,6 +104,8 @@ struct FabricPort::Impl {
   UmadTransport transport;
   MadRequester requester;
   SaClient sa;
+  std::string no_port_events;  // why there is no HCA event source
+  std::unique_ptr<PortEventSource> port_events;
   PortMonitor monitor;
   TrapSubscriber traps;
   core::LocalPort current;
@@ -116,11 +121,16 @@ FabricPort::FabricPort(asio::io_context& loop, const FabricOptions& options, Fab
 FabricPort::~FabricPort() { stop(); }
 
 void FabricPort::start() {
-  impl_->transport.start([impl = impl_.get()](const ReceivedMad& mad) { impl->on_mad(mad); });
-  impl_->monitor.start();
+  Impl& impl = *impl_;
+  impl.transport.start([&impl](const ReceivedMad& mad) { impl.on_mad(mad); });
+  // A MAD to the SM or SA that timed out: it may have restarted or moved.
+  impl.requester.on_remote_timeout([&impl](MadRoute, std::uint16_t) { impl.monitor.suspect(); });
+  if (impl.port_events) impl.port_events->start([&impl](PortEvent e) { impl.monitor.on_port_event(e); });
+  impl.monitor.start();
 }
 
 void FabricPort::stop() {
+  if (impl_->port_events) impl_->port_events->stop();
   impl_->monitor.stop();
   impl_->transport.stop();
 }
@@ -136,6 +146,8 @@ FabricStats FabricPort::stats() const {
   const RequesterCounters& c = impl_->requester.counters();
   FabricStats s;
   s.mads_sent = c.sent;
+  s.local_mads_sent = c.local_sent;
+  s.remote_mads_sent = c.remote_sent;
   s.mads_received = c.received;
   s.mad_timeouts = c.timeouts;
   s.mad_retries = c.retries;
@@ -144,6 +156,7 @@ FabricStats FabricPort::stats() const {
   s.reports = impl_->traps.reports();
   s.rejected_reports = impl_->traps.rejected_reports();
   s.sm_changes = impl_->sm_changes;
+  s.port_events = impl_->port_events != nullptr;
   return s;
 }
 

@@ -63,6 +63,7 @@ void MadRequester::send_attempt(Outstanding& entry) {
   entry.request.timeout_ms =
       static_cast<std::uint32_t>(std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(timeout).count()));
   ++counters_.sent;
+  ++(entry.request.route == MadRoute::smi_directed ? counters_.local_sent : counters_.remote_sent);
   if (!sender_.send(entry.request)) ++counters_.send_failures;  // the timer treats it as lost
   const Handle tid = mad::tid_low32(wire::get64(entry.request.bytes, 8));
   const std::uint32_t attempt = entry.attempt;
@@ -77,15 +78,18 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
   if (it == outstanding_.end() || it->second->attempt != attempt) return;
   ++counters_.timeouts;
   Outstanding& entry = *it->second;
+  const MadRoute route = entry.request.route;
+  const std::uint16_t dlid = entry.request.dlid;
   if (entry.attempt < entry.policy.retries) {
     ++entry.attempt;
     ++counters_.retries;
     send_attempt(entry);
-    return;
+  } else {
+    AnswerHandler on_answer = std::move(entry.on_answer);
+    outstanding_.erase(it);
+    on_answer(nullptr);
   }
-  AnswerHandler on_answer = std::move(entry.on_answer);
-  outstanding_.erase(it);
-  on_answer(nullptr);
+  if (route != MadRoute::smi_directed && remote_timeout_observer_) remote_timeout_observer_(route, dlid);
 }
 
 bool MadRequester::on_receive(const ReceivedMad& mad) {

@@ -46,6 +46,8 @@ struct MadAnswer {
 
 struct RequesterCounters {
   std::uint64_t sent = 0;               // attempts handed to the transport (retries included)
+  std::uint64_t local_sent = 0;         // of which 0-hop directed-route SMPs to the own port
+  std::uint64_t remote_sent = 0;        // of which to another LID (the SM, the SA)
   std::uint64_t send_failures = 0;      // attempts the transport refused
   std::uint64_t received = 0;           // every MAD seen by on_receive
   std::uint64_t timeouts = 0;           // attempts whose timer fired
@@ -80,6 +82,11 @@ class MadRequester {
 
   const RequesterCounters& counters() const { return counters_; }
 
+  // Called on every timed-out attempt to another LID (the SM or SA may have gone): route, DLID.
+  void on_remote_timeout(std::function<void(MadRoute, std::uint16_t dlid)> observer) {
+    remote_timeout_observer_ = std::move(observer);
+  }
+
  private:
   struct Outstanding;
   void send_attempt(Outstanding& entry);
@@ -92,6 +99,7 @@ class MadRequester {
   std::uint32_t next_tid_;
   std::unordered_map<Handle, std::unique_ptr<Outstanding>> outstanding_;
   RequesterCounters counters_;
+  std::function<void(MadRoute, std::uint16_t)> remote_timeout_observer_;
 };
 
 }  // namespace ibat::fabric

@@ -141,6 +141,8 @@ const std::vector<KeySpec>& key_specs() {
       int_key("fabric", "mad_retries", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.mad_retries; }, 0, 100, false),
       duration_key("fabric", "poll_interval_ms", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.poll_interval; },
                    kMilli, 10, 3'600'000, false),
+      duration_key("fabric", "sm_check_interval_s",
+                   [](DaemonConfig& c) -> FieldPtr { return &c.fabric.sm_check_interval; }, kSecond, 1, kDay, false),
       bool_key("fabric", "subscribe_traps", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.subscribe_traps; }, false),
       // [server]
       string_key("server", "socket", [](DaemonConfig& c) -> FieldPtr { return &c.server.socket; },

@@ -89,5 +89,30 @@ TEST_F(SmChangeDetectorTest, SaForgettingOurSubscriptionIsARestartEvenIfActCount
   EXPECT_FALSE(detector.observe({port(5, 1), master(0x200, 9100), std::nullopt}).sm_changed);
 }
 
+TEST_F(SmChangeDetectorTest, PollsWithoutSmInfoLeaveTheSmPictureAlone) {
+  settle();
+  EXPECT_FALSE(detector.observe({port(5, 1), std::nullopt, std::nullopt, false}).sm_changed);
+  EXPECT_FALSE(detector.observe({port(5, 1), std::nullopt, true, false}).sm_changed);
+  EXPECT_FALSE(poll(port(5, 1), master(0x200, 130)).sm_changed);  // not "gone, then back"
+}
+
+TEST_F(SmChangeDetectorTest, RoutineSaCheckThatFindsUsForgottenIsOneRestart) {
+  settle();
+  EXPECT_TRUE(detector.observe({port(5, 1), std::nullopt, false, false}).sm_changed);
+  EXPECT_FALSE(poll(port(5, 1), master(0x200, 3)).sm_changed);  // the new SM's baseline
+}
+
+TEST_F(SmChangeDetectorTest, SaForgettingUsCountsEvenWithNoSmBaseline) {
+  settle();
+  detector.forget_sm();
+  EXPECT_TRUE(detector.observe({port(5, 1), master(0x200, 5000), false}).sm_changed);
+}
+
+TEST_F(SmChangeDetectorTest, ForgetSmMakesTheNextMasterTheBaseline) {
+  settle();
+  detector.forget_sm();
+  EXPECT_FALSE(poll(port(5, 1), master(0x200, 2)).sm_changed);
+}
+
 }  // namespace
 }  // namespace ibat::fabric
