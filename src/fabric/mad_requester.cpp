@@ -79,7 +79,7 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
   ++counters_.timeouts;
   Outstanding& entry = *it->second;
   const MadRoute route = entry.request.route;
-  const std::uint16_t dlid = entry.request.dlid;
+  const core::Lid dlid = entry.request.dlid;
   if (entry.attempt < entry.policy.retries) {
     ++entry.attempt;
     ++counters_.retries;

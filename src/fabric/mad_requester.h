@@ -83,7 +83,7 @@ class MadRequester {
   const RequesterCounters& counters() const { return counters_; }
 
   // Called on every timed-out attempt to another LID (the SM or SA may have gone): route, DLID.
-  void on_remote_timeout(std::function<void(MadRoute, std::uint16_t dlid)> observer) {
+  void on_remote_timeout(std::function<void(MadRoute, core::Lid dlid)> observer) {
     remote_timeout_observer_ = std::move(observer);
   }
 
@@ -99,7 +99,7 @@ class MadRequester {
   std::uint32_t next_tid_;
   std::unordered_map<Handle, std::unique_ptr<Outstanding>> outstanding_;
   RequesterCounters counters_;
-  std::function<void(MadRoute, std::uint16_t)> remote_timeout_observer_;
+  std::function<void(MadRoute, core::Lid)> remote_timeout_observer_;
 };
 
 }  // namespace ibat::fabric
