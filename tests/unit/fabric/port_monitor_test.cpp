@@ -98,7 +98,7 @@ class PortMonitorTest : public ::testing::Test {
                                             ++port_events;
                                           },
                                           [this] { ++sm_changes; },
-                                          [this](std::uint16_t, std::function<void(std::optional<bool>)> done) {
+                                          [this](core::Lid, std::function<void(std::optional<bool>)> done) {
                                             done(sa_state_kept);
                                           }}};
 };

@@ -118,7 +118,7 @@ TEST_F(SaClientTest, DuplicateAndUnknownAnswersAreCountedAndIgnored) {
 
 TEST_F(SaClientTest, AnswerFromAnotherLidIsRejectedAndTheRealOneStillAccepted) {
   start(query());
-  requester.on_receive(path_answer(sender.sent[0], path_between(gid(3), gid(0xb)), 99));
+  requester.on_receive(path_answer(sender.sent[0], path_between(gid(3), gid(0xb)), core::Lid{99}));
   EXPECT_TRUE(results.empty());
   EXPECT_EQ(requester.counters().invalid_responses, 1U);
   requester.on_receive(path_answer(sender.sent[0], path_between(gid(3), gid(0xb)), kSmLid));
@@ -219,7 +219,7 @@ TEST_F(SaClientTest, RetriesFollowTheSmToItsNewLid) {
   }
   ASSERT_EQ(sender.sent.size(), 2U);
   EXPECT_EQ(sender.sent[1].dlid, core::Lid{7});
-  requester.on_receive(path_answer(sender.sent[1], path_between(gid(3), gid(0xb)), 7));
+  requester.on_receive(path_answer(sender.sent[1], path_between(gid(3), gid(0xb)), core::Lid{7}));
   ASSERT_EQ(results.size(), 1U);
   EXPECT_EQ(results[0].error, core::Error::ok);
 }

@@ -19,7 +19,7 @@ using test::path_answer;
 using test::sa_answer;
 
 constexpr core::Lid kSmLid{1};
-constexpr std::uint16_t kRogueLid = 66;
+constexpr core::Lid kRogueLid{66};
 
 core::Gid gid(std::uint64_t guid) { return core::Gid::from_parts(0xfe80000000000000ULL, guid); }
 
@@ -136,7 +136,7 @@ TEST_F(ForgedSaAnswers, TheOldSmIsNotBelievedAfterAFailOver) {
   requester.on_receive(path_answer(request(), path_to(gid(0xb), 99), kSmLid));  // the old SM's LID
   EXPECT_TRUE(results.empty());
   EXPECT_EQ(requester.counters().invalid_responses, 1u);
-  requester.on_receive(path_answer(request(), path_to(gid(0xb), 12), 7));
+  requester.on_receive(path_answer(request(), path_to(gid(0xb), 12), core::Lid{7}));
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].path.dlid.value, 12);
 }

@@ -61,7 +61,7 @@ TEST_F(TrapSubscriberTest, SubscribesToTraps64And65AtTheSm) {
   // OpenSM answers a SET with a GetResp echoing the InformInfo.
   const auto sa_mad = mad::decode_sa_mad(sender.sent[0].bytes);
   requester.on_receive(test::sa_answer(sender.sent[0], mad::attr::kInformInfo,
-                                       sa_mad->data.first(mad::kInformInfoSize + 4), 4));
+                                       sa_mad->data.first(mad::kInformInfoSize + 4), core::Lid{4}));
   loop.run();
   ASSERT_EQ(subscribed.size(), 2U);
   EXPECT_EQ(subscribed[0], std::make_pair(std::uint16_t{64}, true));
@@ -89,7 +89,7 @@ TEST_F(TrapSubscriberTest, EveryReportIsAnsweredWithTheWholeTidAndReportedOnce) 
 TEST_F(TrapSubscriberTest, NonReportsAreNotConsumed) {
   OutgoingMad get;
   get.bytes.assign(mad::kMadSize, 0);
-  const ReceivedMad answer = test::sa_answer(get, mad::attr::kPathRecord, {}, 1);
+  const ReceivedMad answer = test::sa_answer(get, mad::attr::kPathRecord, {}, kSmLid);
   EXPECT_FALSE(traps.on_unsolicited(answer, kSmLid));
   EXPECT_TRUE(sender.sent.empty());
 }
