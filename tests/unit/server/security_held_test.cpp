@@ -1,13 +1,15 @@
 // Attacks a hostile local user tried that ibatd withstood (docs/security.md §10), pinned so they
 // stay withstood: every bad frame length closes with one malformed ERROR, byte-by-byte writes
-// parse, a deep pipeline of misses is refused past the per-connection cap, an ACM client that
-// never reads is cut off, a request from a source GID that is not the port's costs nothing, and a
-// snapshot path that links to a secret file is refused without the secret showing up anywhere.
+// parse, a deep pipeline of misses is refused past the per-connection cap, hostile ACM messages
+// get well-formed answers, an ACM client that never reads is cut off, a request from a source GID
+// that is not the port's costs nothing, and a snapshot path that links to a secret file is
+// refused without the secret showing up anywhere.
 #include <fcntl.h>
 
 #include <fstream>
 
 #include "security_harness.h"
+#include "server/acm/acm_constants.h"
 #include "server/daemon/snapshot.h"
 
 namespace ibat::server::security_test {
@@ -113,6 +115,76 @@ TEST_F(Held, AcmClientThatNeverReadsIsCutOff) {
   }
   ::close(fd);
   EXPECT_TRUE(cut) << sent << " bytes sent and never cut off";
+  Client native(config_.server.socket);  // the daemon still serves
+  native.request(Op::stats, 1);
+  EXPECT_FALSE(native.body(1).empty());
+}
+
+// 50 ACM messages with correct framing and hostile contents (entry counts, flags, types, partial
+// entries, endpoint indices, random bytes): each gets one well-formed response echoing its tid on
+// the same connection, and the daemon keeps serving.
+TEST_F(Held, HostileAcmEncodingsAreAnsweredWellFormed) {
+  config_.server.acm_socket = (dir_ / "acm.sock").string();
+  config_.policy.request_timeout = 200ms;  // an IP nobody knows is answered once it runs out
+  start();
+  std::uint64_t seed = 0x9E3779B97F4A7C15ULL;
+  auto next_random = [&seed] {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::uint32_t>(seed >> 33);
+  };
+  std::size_t answered_queries = sa_.count();
+  Client acm(config_.server.acm_socket);
+  for (std::uint64_t tid = 1; tid <= 50; ++tid) {
+    const std::uint8_t opcode = static_cast<std::uint8_t>(1 + tid % 3);
+    const std::size_t entries = next_random() % 9;
+    std::size_t length = 16 + entries * 72;
+    if (tid % 7 == 0 && length > 16) length -= 2;  // a partial entry
+    std::vector<std::uint8_t> m(length);
+    for (auto& b : m) b = static_cast<std::uint8_t>(next_random());
+    m[0] = 1;
+    m[1] = opcode;
+    if (opcode == 1) {
+      const auto length16 = static_cast<std::uint16_t>(length);
+      std::memcpy(&m[6], &length16, 2);  // RESOLVE: host order
+    } else {
+      m[6] = static_cast<std::uint8_t>(length >> 8);
+      m[7] = static_cast<std::uint8_t>(length);
+    }
+    std::memcpy(&m[8], &tid, 8);
+    for (std::size_t e = 0; e + 72 <= length - 16; e += 72) {  // flags and types near the valid ones
+      const std::uint32_t flags[] = {0, acm::kEpFlagSource, acm::kEpFlagDest, 3, next_random()};
+      const std::uint16_t types[] = {1, 2, 3, 0x10, static_cast<std::uint16_t>(next_random())};
+      std::memcpy(&m[16 + e], &flags[next_random() % 5], 4);
+      std::memcpy(&m[20 + e], &types[next_random() % 5], 2);
+    }
+    ASSERT_TRUE(acm.send(m)) << tid;
+    std::vector<std::uint8_t> header;
+    for (int wait = 0; wait < 50 && header.empty(); ++wait) {
+      header = acm.read_bytes(16, 100ms);
+      // A request the fake SA would have to answer: it answers `no record` at once.
+      while (sa_.count() > answered_queries) {
+        core::PathQuery q = sa_.wait_query(answered_queries++);
+        on_loop([&] { service_->on_query_result(q.id, core::QueryResult{core::Error::no_record, {}}); });
+      }
+    }
+    if (header.size() < 16) {
+      std::vector<std::uint8_t> rest = acm.read_bytes(16 - header.size());
+      header.insert(header.end(), rest.begin(), rest.end());
+    }
+    ASSERT_EQ(header.size(), 16u) << "no answer to message " << tid;
+    EXPECT_EQ(header[0], 1) << tid;
+    EXPECT_EQ(header[1], opcode | acm::kOpAck) << tid;
+    std::uint64_t echoed = 0;
+    std::memcpy(&echoed, &header[8], 8);
+    EXPECT_EQ(echoed, tid);
+    std::uint16_t reply_length = 0;
+    if (opcode == 1) std::memcpy(&reply_length, &header[6], 2);
+    else reply_length = static_cast<std::uint16_t>(header[6] << 8 | header[7]);
+    ASSERT_GE(reply_length, 16) << tid;
+    ASSERT_LE(reply_length, acm::kMaxMessageLength) << tid;
+    EXPECT_EQ(acm.read_bytes(reply_length - 16u).size(), reply_length - 16u) << tid;
+  }
+
   Client native(config_.server.socket);  // the daemon still serves
   native.request(Op::stats, 1);
   EXPECT_FALSE(native.body(1).empty());
