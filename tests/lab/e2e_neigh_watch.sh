@@ -93,13 +93,15 @@ wait_event() {
 
 # the watch is subscribed once it sees a neighbour change made after it started
 deadline=$((SECONDS + 10))
-until (($(count_events neighbour action=del ip=10.9.9.9) > 0)); do
+until (($(count_events neighbour action=add ip=10.9.9.9) > 0)); do
   kill -0 "$watch_pid" 2>/dev/null || fail "ibat watch exited: $(cat "$E2E_DIR/watch.err")"
   ((SECONDS < deadline)) || fail "ibat watch sees no neighbour event within 10 s: $(cat "$events")"
-  cli d neigh del 10.9.9.9 >/dev/null 2>&1 || true
+  cli d neigh add 10.9.9.9 "$(hw_of "$gid3")" >/dev/null || fail "neigh add 10.9.9.9: exit $?"
   sleep 0.2
 done
-pass "watch subscribed (sees neigh del)"
+pass "watch subscribed (sees neigh add)"
+cli d neigh del 10.9.9.9 || fail "neigh del 10.9.9.9: exit $?"
+wait_event "neigh del" 10 neighbour action=del ip=10.9.9.9
 
 cli d flush --dgid "$gid3" >/dev/null || fail "flush --dgid: exit $?"
 wait_event "flush --dgid" 10 flush dgid="$gid3"

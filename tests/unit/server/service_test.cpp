@@ -11,6 +11,7 @@
 #include <future>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <asio/executor_work_guard.hpp>
@@ -19,6 +20,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <poll.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -419,6 +422,33 @@ TEST_F(ServiceTest, AdministrativeRepliesSayWhatHappened) {
   ASSERT_TRUE(del);
   EXPECT_EQ(del->header.status, Status::unreachable);
   EXPECT_TRUE(on_loop([&] { return service_->resolver().neighbours().empty(); }));
+}
+
+// While the SA is silent the log says so once, and says when it answers again.
+TEST_F(ServiceTest, SaSilenceIsLoggedOnceAndSoIsItsEnd) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  config_.policy.retry_base = 1ms;
+  start();
+  Client c(config_.server.socket);
+  c.resolve(1, gid(0xA));
+  for (std::size_t attempt = 0; attempt < 3; ++attempt) {
+    core::PathQuery q = sink_.wait_query(attempt);
+    on_loop([&] { service_->on_query_result(q.id, core::QueryResult{core::Error::timeout, {}}); });
+  }
+  answer(sink_.wait_query(3), 10);
+  auto f = c.next();
+  stop_loop();
+  spdlog::set_default_logger(previous);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.status, Status::ok);
+  std::string text = log.str();
+  EXPECT_THAT(text, ::testing::HasSubstr("[warning] SA not answering since "));
+  EXPECT_EQ(text.find("SA not answering"), text.rfind("SA not answering")) << "once:\n" << text;
+  EXPECT_THAT(text, ::testing::HasSubstr("[info] SA answering again after "));
+  EXPECT_THAT(text, ::testing::HasSubstr(" s (3 queries timed out meanwhile)"));
 }
 
 // The real SO_PEERCRED path: a child that dropped to uid 65534 is refused FLUSH.
