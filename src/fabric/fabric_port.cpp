@@ -160,6 +160,12 @@ FabricStats FabricPort::stats() const {
   return s;
 }
 
+std::string FabricPort::port_events_status() const {
+  const PortSnapshot& snap = impl_->transport.snapshot();
+  if (impl_->port_events) return "verbs async events of " + snap.ca + " port " + std::to_string(snap.port);
+  return "none (" + impl_->no_port_events + "): SM/SA checked every sm_check_interval_s";
+}
+
 core::LocalPort FabricPort::local_port() const {
   if (auto port = impl_->monitor.local_port()) return *port;
   const PortSnapshot& snap = impl_->transport.snapshot();

@@ -46,6 +46,8 @@ class FabricPort final : public core::QuerySink {
 
   FabricStats stats() const;
   core::LocalPort local_port() const;
+  // For the start-up log: where HCA port events come from, or why there are none.
+  std::string port_events_status() const;
 
  private:
   struct Impl;

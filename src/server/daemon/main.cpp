@@ -66,6 +66,7 @@ int run(const Flags& flags, const server::DaemonConfig& config) {
   server::Service service(loop, config, port);
   service_ptr = &service;
   service.set_fabric_stats([&port] { return port.stats(); });
+  spdlog::info("port events: {}", port.port_events_status());
   service.set_port_info([&port] { return port.local_port(); });
   service.start();
   port.start();
