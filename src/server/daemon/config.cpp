@@ -470,7 +470,8 @@ void check_across_keys(std::string_view source, Parse& parse) {
   if (!problem.empty()) parse.error(kAfterFile, fmt::format("{}: [policy]: {}", source, problem));
 }
 
-// What only this host can tell: the admin group exists, the snapshot's directory exists.
+// What only this host can tell: the admin group exists, the snapshot's directory exists or can be
+// made (ibatd creates its last component at start, as systemd's StateDirectory would).
 void check_host(std::string_view source, Parse& parse) {
   const DaemonConfig& c = parse.config;
   if (!c.server.admin_group.empty() && !parse.bad("server.admin_group")) {
@@ -487,7 +488,8 @@ void check_host(std::string_view source, Parse& parse) {
   if (!c.snapshot.cache_file.empty() && !parse.bad("snapshot.cache_file")) {
     std::filesystem::path dir = std::filesystem::path(c.snapshot.cache_file).parent_path();
     std::error_code ec;
-    if (!dir.empty() && !std::filesystem::is_directory(dir, ec)) {
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec) &&
+        !std::filesystem::is_directory(dir.parent_path(), ec)) {
       Place at = parse.place("snapshot.cache_file", "", source);
       parse.error(at.order, fmt::format("{}: snapshot.cache_file = {}: directory {} does not exist (create it, or "
                                         "set \"\" to run without a warm cache)", at.where,

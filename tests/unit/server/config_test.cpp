@@ -182,6 +182,9 @@ TEST(Config, HostChecksFindAMissingGroupAndSnapshotDirectory) {
   EXPECT_TRUE(parse_config("[server]\nadmin_group = \"root\"\n[snapshot]\ncache_file = \"/tmp/c\"\n", "t.toml", {},
                            HostCheck::on)
                   .ok());
+  // Only the last directory missing: ibatd creates it at start (the default /var/lib/ibat by hand).
+  EXPECT_TRUE(parse_config("[snapshot]\ncache_file = \"/tmp/ibat-no-such-dir-yet/c\"\n", "t.toml", {}, HostCheck::on)
+                  .ok());
 }
 
 // Hostile files a local attacker might hope ibatd would half-read: each is refused, naming the
