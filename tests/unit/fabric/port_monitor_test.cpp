@@ -218,7 +218,7 @@ TEST(PortMonitorRoutineTest, RoutineCheckSeesAnSaThatForgotUs) {
   PortMonitor monitor{loop, requester, core::Gid::from_parts(0xfe80000000000000ULL, 3), 1, 5ms, 20ms,
                       RetryPolicy{2ms, 0, 0.25, 8},
                       PortMonitor::Events{nullptr, [&] { ++sm_changes; },
-                                          [&](std::uint16_t, std::function<void(std::optional<bool>)> done) {
+                                          [&](core::Lid, std::function<void(std::optional<bool>)> done) {
                                             ++sa_checks;
                                             done(kept);
                                           }}};
