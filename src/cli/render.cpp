@@ -86,6 +86,7 @@ const std::map<std::string, MetricInfo>& metric_catalog() {
   static const std::map<std::string, MetricInfo> catalog = {
       {"resolves", {"counter", "Resolve requests accepted."}},
       {"cache_hits", {"counter", "Resolves answered from a valid cache entry."}},
+      {"table_hits", {"counter", "Resolves clients answered from the shared path table (reported in batches)."}},
       {"stale_hits", {"counter", "Resolves answered from a stale entry while it is revalidated."}},
       {"provisional_hits", {"counter", "Resolves answered from a provisional (ARP-built) entry."}},
       {"misses", {"counter", "Resolves that had to wait for an SA query."}},

@@ -70,6 +70,16 @@ struct CancelRequest {
   bool operator==(const CancelRequest&) const = default;
 };
 
+// TABLE_HITS body: hits a client answered from the shared path table (docs/shared-table.md), and
+// the distinct slots they came from in table generation `generation`.
+inline constexpr std::size_t kMaxTableHitSlots = (kMaxPayload - 20) / 4;
+struct TableHits {
+  std::uint64_t generation = 0;
+  std::uint64_t hits = 0;
+  std::vector<std::uint32_t> slots;
+  bool operator==(const TableHits&) const = default;
+};
+
 // --- encoders: each appends one complete frame to `out` ---
 void append_resolve_request(std::vector<std::uint8_t>& out, std::uint32_t id,
                             const core::ResolveRequest& request);
@@ -77,6 +87,8 @@ void append_neigh_add(std::vector<std::uint8_t>& out, std::uint32_t id, const Ne
 void append_neigh_del(std::vector<std::uint8_t>& out, std::uint32_t id, const NeighDel& request);
 void append_flush(std::vector<std::uint8_t>& out, std::uint32_t id, const FlushRequest& request);
 void append_cancel(std::vector<std::uint8_t>& out, std::uint32_t id, const CancelRequest& request);
+// At most kMaxTableHitSlots slots.
+void append_table_hits(std::vector<std::uint8_t>& out, std::uint32_t id, const TableHits& request);
 // NEIGH_LIST, PATHS, STATS, WATCH: requests with an empty payload.
 void append_empty_request(std::vector<std::uint8_t>& out, std::uint32_t id, Op op);
 
@@ -92,6 +104,7 @@ Decoded<NeighAdd> decode_neigh_add(std::span<const std::uint8_t> payload);
 Decoded<NeighDel> decode_neigh_del(std::span<const std::uint8_t> payload);
 Decoded<FlushRequest> decode_flush(std::span<const std::uint8_t> payload);
 Decoded<CancelRequest> decode_cancel(std::span<const std::uint8_t> payload);
+Decoded<TableHits> decode_table_hits(std::span<const std::uint8_t> payload);
 // Checks that a request that carries no body (NEIGH_LIST, PATHS, STATS, WATCH) has none.
 Decoded<std::monostate> decode_empty(Op op, std::span<const std::uint8_t> payload);
 // A RESOLVE reply given its header status: an error result (empty payload) or a path.

@@ -61,6 +61,12 @@ void check_request(Op op, std::span<const std::uint8_t> payload) {
         require_same(out, payload);
       }
       break;
+    case Op::table_hits:
+      if (auto d = decode_table_hits(payload)) {
+        append_table_hits(out, 1, d.value());
+        require_same(out, payload);
+      }
+      break;
     case Op::neigh_list:
     case Op::paths:
     case Op::stats:

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/resolver.h"
+#include "protocol/messages.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/peer_credentials.h"
 
@@ -32,6 +33,7 @@ struct NativeHooks {
   std::function<void()> after_input;                     // the Resolver got input: re-arm its timer
   std::function<bool(const PeerCredentials&)> may_administer;  // NEIGH_ADD/DEL, FLUSH
   std::function<void()> after_flush;                     // a FLUSH changed the cache
+  std::function<void(const protocol::TableHits&)> table_hits;  // a client's shared-table hits
 };
 
 class NativeConnection;
