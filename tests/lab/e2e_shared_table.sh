@@ -9,13 +9,12 @@ name=$(lab_name e2etab)
 lab_up "$name" --topology "$TOPO/fattree-32.net" >/dev/null
 src=h0003
 start_ibatd "$name" $src d
+dgids=()
+for dest in h0000 h0009 h0017 h0030; do dgids+=("$(host "$name" $dest gid)"); done
+wait_resolving d "${dgids[0]}"  # the daemon has started: the table exists
 [[ -f "$(sock d).table" ]] || fail "no shared table next to $(sock d)"
 pass "ibatd created $(sock d).table"
 expect_eq "table file mode" "$(stat -c %a "$(sock d).table")" 644
-
-dgids=()
-for dest in h0000 h0009 h0017 h0030; do dgids+=("$(host "$name" $dest gid)"); done
-wait_resolving d "${dgids[0]}"
 hits=$("$CLIENT" "$(sock d)" "${dgids[@]}") || fail "e2e_table_client failed (exit $?)"
 pass "table answers identical to socket answers ($hits table resolves)"
 
