@@ -87,6 +87,7 @@ const std::map<std::string, Metric>& metric_catalog() {
   static const std::map<std::string, Metric> catalog = {
       {"resolves", {"ibat_resolves_total", "counter", "Resolve requests accepted."}},
       {"cache_hits", {"ibat_cache_hits_total", "counter", "Resolves answered from a valid cache entry."}},
+      {"table_hits", {"ibat_table_hits_total", "counter", "Resolves clients answered from the shared path table (reported in batches)."}},
       {"stale_hits", {"ibat_cache_stale_hits_total", "counter", "Resolves answered from a stale entry while it is revalidated."}},
       {"provisional_hits", {"ibat_cache_provisional_hits_total", "counter", "Resolves answered from a provisional (ARP-built) entry."}},
       {"misses", {"ibat_cache_misses_total", "counter", "Resolves that had to wait for an SA query."}},

@@ -56,9 +56,26 @@ void complete_resolve(std::uint32_t id, int status, const protocol::FrameHeader*
   done(id, IBAT_OK, &path);
 }
 
+// Sends the shared-table hits counted so far (TABLE_HITS, not tracked), if any.
+void report_table_hits(ibat_t* h) {
+  if (!h->table || !h->table->has_report()) return;
+  protocol::TableHits report = h->table->take_report();
+  h->session->send([&](std::vector<std::uint8_t>& out,
+                       std::uint32_t id) { protocol::append_table_hits(out, id, report); },
+                   {}, false, nullptr);
+}
+
+// A resolve answered from the shared table; the hits are reported once a batch is due.
+bool table_hit(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ibat_path& out) {
+  if (!h || !target || !h->table || !h->session->connected() || !h->table->resolve(*target, opts, out)) return false;
+  if (h->table->report_due()) report_table_hits(h);
+  return true;
+}
+
 int send_resolve(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ResolveDone done,
                  std::uint32_t* id) {
   if (!h || !target) return IBAT_EARG;
+  report_table_hits(h);
   auto request = ibat::client::to_request(*target, opts);
   if (!request) return IBAT_EARG;
   return h->session->send(
@@ -128,6 +145,7 @@ int ibat_open(const char* socket_path, ibat_t** out) {
 void ibat_close(ibat_t* h) {
   if (!h) return;
   guarded([&] {
+    report_table_hits(h);
     h->session->fail_all(IBAT_ECANCELLED);
     return 0;
   });
@@ -137,8 +155,7 @@ void ibat_close(ibat_t* h) {
 int ibat_resolve_sync(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ibat_path* out) {
   if (!out) return IBAT_EARG;
   return guarded([&] {
-    if (h && target && h->table && h->session->connected() && h->table->resolve(*target, opts, *out))
-      return static_cast<int>(IBAT_OK);
+    if (table_hit(h, target, opts, *out)) return static_cast<int>(IBAT_OK);
     bool done = false;
     int result = IBAT_EPROTO;
     std::uint32_t id = 0;
@@ -167,7 +184,7 @@ int ibat_resolve_async(ibat_t* h, const ibat_target* target, const ibat_resolve_
   if (!callback) return IBAT_EARG;
   return guarded([&] {
     ibat_path hit;
-    if (h && target && h->table && h->session->connected() && h->table->resolve(*target, opts, hit)) {
+    if (table_hit(h, target, opts, hit)) {
       std::uint32_t id = h->session->take_id();
       if (request_id) *request_id = id;
       callback(user_data, id, IBAT_OK, &hit);
@@ -186,7 +203,10 @@ int ibat_fd(const ibat_t* h) { return h ? h->session->fd() : -1; }
 
 int ibat_process(ibat_t* h) {
   if (!h) return IBAT_EARG;
-  return guarded([&] { return h->session->process(); });
+  return guarded([&] {
+    report_table_hits(h);
+    return h->session->process();
+  });
 }
 
 int ibat_cancel(ibat_t* h, uint32_t request_id) {

@@ -16,13 +16,14 @@ std::string_view to_string(Op op) {
     case Op::flush: return "FLUSH";
     case Op::watch: return "WATCH";
     case Op::cancel: return "CANCEL";
+    case Op::table_hits: return "TABLE_HITS";
     case Op::error: return "ERROR";
   }
   return "UNKNOWN";
 }
 
 std::optional<Op> request_op(std::uint8_t raw) {
-  if (raw >= static_cast<std::uint8_t>(Op::resolve) && raw <= static_cast<std::uint8_t>(Op::cancel))
+  if (raw >= static_cast<std::uint8_t>(Op::resolve) && raw <= static_cast<std::uint8_t>(Op::table_hits))
     return static_cast<Op>(raw);
   return std::nullopt;
 }

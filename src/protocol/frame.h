@@ -33,10 +33,11 @@ enum class Op : std::uint8_t {
   flush = 7,
   watch = 8,
   cancel = 9,
+  table_hits = 10,
   error = 0xFF,
 };
 std::string_view to_string(Op op);
-// The op of a request byte, if it names a known request op (1..9).
+// The op of a request byte, if it names a known request op (1..10).
 std::optional<Op> request_op(std::uint8_t raw);
 constexpr std::uint8_t reply_op(Op op) {
   return op == Op::error ? 0xFF : static_cast<std::uint8_t>(static_cast<std::uint8_t>(op) | kReplyBit);

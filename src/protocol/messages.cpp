@@ -312,6 +312,37 @@ Decoded<CancelRequest> decode_cancel(Bytes payload) {
   return CancelRequest{r.u32()};
 }
 
+void append_table_hits(std::vector<std::uint8_t>& out, std::uint32_t id, const TableHits& req) {
+  std::size_t start = begin_frame(out, static_cast<std::uint8_t>(Op::table_hits), Status::ok, 0, id);
+  WireWriter w{out};
+  w.u32(static_cast<std::uint32_t>(req.generation >> 32));
+  w.u32(static_cast<std::uint32_t>(req.generation));
+  w.u32(static_cast<std::uint32_t>(req.hits >> 32));
+  w.u32(static_cast<std::uint32_t>(req.hits));
+  w.u32(static_cast<std::uint32_t>(req.slots.size()));
+  for (std::uint32_t slot : req.slots) w.u32(slot);
+  finish_frame(out, start);
+}
+
+Decoded<TableHits> decode_table_hits(Bytes payload) {
+  using D = Decoded<TableHits>;
+  if (payload.size() < 20 || payload.size() % 4 != 0)
+    return D::failure(size_error("TABLE_HITS", payload.size(), "20 + 4 per slot"));
+  WireReader r{payload};
+  TableHits req;
+  req.generation = std::uint64_t{r.u32()} << 32;
+  req.generation |= r.u32();
+  req.hits = std::uint64_t{r.u32()} << 32;
+  req.hits |= r.u32();
+  const std::uint32_t count = r.u32();
+  if (count != (payload.size() - 20) / 4)
+    return D::failure("TABLE_HITS names " + std::to_string(count) + " slots but carries " +
+                      std::to_string((payload.size() - 20) / 4));
+  req.slots.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) req.slots.push_back(r.u32());
+  return req;
+}
+
 void append_empty_request(std::vector<std::uint8_t>& out, std::uint32_t id, Op op) {
   finish_frame(out, begin_frame(out, static_cast<std::uint8_t>(op), Status::ok, 0, id));
 }

@@ -85,6 +85,15 @@ struct PathsPage {
   bool operator==(const PathsPage&) const = default;
 };
 inline constexpr std::uint32_t kPathsPageSize = 1000;
+// TABLE_HITS body: hits a client answered from the shared path table (docs/shared-table.md), and
+// the distinct slots they came from in table generation `generation`.
+inline constexpr std::size_t kMaxTableHitSlots = (kMaxPayload - 20) / 4;
+struct TableHits {
+  std::uint64_t generation = 0;
+  std::uint64_t hits = 0;
+  std::vector<std::uint32_t> slots;
+  bool operator==(const TableHits&) const = default;
+};
 
 // --- encoders: each appends one complete frame to `out` ---
 void append_resolve_request(std::vector<std::uint8_t>& out, std::uint32_t id,
@@ -96,6 +105,8 @@ void append_cancel(std::vector<std::uint8_t>& out, std::uint32_t id, const Cance
 void append_paths_request(std::vector<std::uint8_t>& out, std::uint32_t id, const PathsRequest& request);
 // PATHS reply: the page as chunked frames (MORE on all but the last).
 void append_paths_reply(std::vector<std::uint8_t>& out, std::uint32_t id, const PathsPage& page);
+// TABLE_HITS: at most kMaxTableHitSlots slots.
+void append_table_hits(std::vector<std::uint8_t>& out, std::uint32_t id, const TableHits& request);
 // NEIGH_LIST, PATHS (first page), STATS, WATCH: requests with an empty payload.
 void append_empty_request(std::vector<std::uint8_t>& out, std::uint32_t id, Op op);
 
@@ -116,6 +127,7 @@ Decoded<CancelRequest> decode_cancel(std::span<const std::uint8_t> payload);
 // An empty payload is the first page with the daemon's page size.
 Decoded<PathsRequest> decode_paths_request(std::span<const std::uint8_t> payload);
 Decoded<PathsPage> decode_paths_reply(std::span<const std::uint8_t> body);
+Decoded<TableHits> decode_table_hits(std::span<const std::uint8_t> payload);
 // Checks that a request that carries no body (NEIGH_LIST, PATHS, STATS, WATCH) has none.
 Decoded<std::monostate> decode_empty(Op op, std::span<const std::uint8_t> payload);
 // A FLUSH ok reply: the count, or nullopt for the empty payload of an ibatd that does not send it.

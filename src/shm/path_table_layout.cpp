@@ -13,6 +13,18 @@ TableKey TableKey::of(const core::Gid& sgid, const core::Gid& dgid, core::Pkey p
   return k;
 }
 
+core::Gid TableKey::source() const {
+  core::Gid g;
+  std::memcpy(g.raw.data(), sgid, 16);
+  return g;
+}
+
+core::Gid TableKey::destination() const {
+  core::Gid g;
+  std::memcpy(g.raw.data(), dgid, 16);
+  return g;
+}
+
 std::uint64_t hash_key(const TableKey& key) {
   std::uint64_t h = key.dgid[1] * 0x9E3779B97F4A7C15ULL;
   h ^= (key.dgid[0] + key.pkey) * 0xC2B2AE3D27D4EB4FULL;
@@ -49,8 +61,8 @@ PackedPath pack_path(const core::PathRecord& p) {
 
 core::PathRecord unpack_path(const PackedPath& packed, const TableKey& key) {
   core::PathRecord p;
-  std::memcpy(p.sgid.raw.data(), key.sgid, 16);
-  std::memcpy(p.dgid.raw.data(), key.dgid, 16);
+  p.sgid = key.source();
+  p.dgid = key.destination();
   p.pkey.value = key.pkey;
   p.service_id = packed.w[0];
   const std::uint64_t a = packed.w[1], b = packed.w[2];

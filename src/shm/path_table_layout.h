@@ -62,6 +62,8 @@ struct TableKey {
   std::uint16_t pkey;
 
   static TableKey of(const core::Gid& sgid, const core::Gid& dgid, core::Pkey pkey);
+  core::Gid source() const;
+  core::Gid destination() const;
   bool operator==(const TableKey&) const = default;
 };
 std::uint64_t hash_key(const TableKey& key);

@@ -59,19 +59,21 @@ std::optional<TableHit> PathTableReader::lookup(const TableKey& key) const {
     const TableSlot& s = slots_[slot];
     const std::uint64_t seq = s.seq.load(kAcquire);
     const std::uint64_t slot_generation = s.generation.load(kAcquire);
-    TableKey found{};
-    found.sgid[0] = s.sgid[0].load(kAcquire);
-    found.sgid[1] = s.sgid[1].load(kAcquire);
-    found.dgid[0] = s.dgid[0].load(kAcquire);
-    found.dgid[1] = s.dgid[1].load(kAcquire);
-    const std::uint64_t key_bits = s.key_bits.load(kAcquire);
+    // The key first, word by word: another key (the usual case when probing) needs no more loads.
+    // A torn read can only make a wrong key look right; the seq check below catches that.
+    const bool same_key = s.dgid[1].load(kAcquire) == key.dgid[1] && s.dgid[0].load(kAcquire) == key.dgid[0] &&
+                          s.sgid[1].load(kAcquire) == key.sgid[1] && s.sgid[0].load(kAcquire) == key.sgid[0] &&
+                          s.key_bits.load(kAcquire) == (key.pkey | kSlotLive);
+    if (!same_key) {
+      if (slot_generation != generation && (seq & 1) == 0 && s.seq.load(kRelaxed) == seq)
+        return std::nullopt;  // unused in this generation: the end of the probe chain
+      continue;
+    }
     PackedPath packed;
     for (int w = 0; w < 3; ++w) packed.w[w] = s.path[w].load(kAcquire);
     const std::uint64_t produced_ms = s.produced_ms.load(kAcquire);
     if ((seq & 1) != 0 || s.seq.load(kRelaxed) != seq) continue;  // torn: treat as not this key
     if (slot_generation != generation) return std::nullopt;       // unused in this generation: end
-    found.pkey = static_cast<std::uint16_t>(key_bits);
-    if ((key_bits & kSlotLive) == 0 || !(found == key)) continue;
     core::PathRecord path = unpack_path(packed, key);
     if (!path.is_servable()) return std::nullopt;
     if (header_->generation.load(kAcquire) != generation) return std::nullopt;  // invalidated meanwhile

@@ -61,6 +61,13 @@ void check_request(Op op, std::span<const std::uint8_t> payload) {
         require_same(out, payload);
       }
       break;
+    case Op::table_hits:
+      if (auto d = decode_table_hits(payload)) {
+        append_table_hits(out, 1, d.value());
+        require_same(out, payload);
+      }
+      break;
+    case Op::neigh_list:
     case Op::paths:
       if (auto d = decode_paths_request(payload); d && !payload.empty()) {
         append_paths_request(out, 1, d.value());

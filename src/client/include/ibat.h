@@ -108,7 +108,10 @@ typedef struct ibat_path {
 /* Socket used when ibat_open gets NULL: $IBAT_SOCKET if set and non-empty, else IBAT_DEFAULT_SOCKET. */
 const char* ibat_default_socket(void);
 
-/* Connects. On IBAT_ECONNECT, errno holds the reason (ENOENT: no such socket, ECONNREFUSED ...). */
+/* Connects. On IBAT_ECONNECT, errno holds the reason (ENOENT: no such socket, ECONNREFUSED ...).
+ * When ibatd publishes its shared path table (SOCKET.table, docs/shared-table.md) the handle maps
+ * it read-only and answers GID resolves that hit a valid path from it, without the socket;
+ * IBAT_SHARED_TABLE=0 in the environment turns that off. */
 int ibat_open(const char* socket_path, ibat_t** out);
 /* Closes the connection. Pending asynchronous requests get IBAT_ECANCELLED first. Not from a callback. */
 void ibat_close(ibat_t* h);

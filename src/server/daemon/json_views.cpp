@@ -19,6 +19,7 @@ json stats_json(const core::Stats& s, const fabric::FabricStats& f, const Server
   return json{
       {"resolves", s.resolves},
       {"cache_hits", s.cache_hits},
+      {"table_hits", server.table_hits},
       {"stale_hits", s.stale_hits},
       {"provisional_hits", s.provisional_hits},
       {"misses", s.misses},

@@ -30,6 +30,7 @@ struct ServerCounters {
   std::uint64_t protocol_errors = 0;  // native connections closed for a malformed frame
   std::uint64_t denied = 0;           // privileged requests refused
   std::uint64_t acm_requests = 0;
+  std::uint64_t table_hits = 0;          // resolves clients answered from the shared table (reported)
 };
 
 // Core counters at the top level (resolves, cache_hits, ..., failures as {reason: n, total: n}),

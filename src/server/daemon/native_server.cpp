@@ -92,6 +92,7 @@ class NativeConnection : public Connection {
       case Op::flush: return on_flush(header.id, payload);
       case Op::watch: return on_watch(header.id, payload);
       case Op::cancel: return on_cancel(header.id, payload);
+      case Op::table_hits: return on_table_hits(header.id, payload);
       case Op::error: break;
     }
     reply_error(header.id, Status::unsupported, "ERROR is not a request");
@@ -225,6 +226,13 @@ class NativeConnection : public Connection {
     } else {
       reply_empty(id, Op::cancel, Status::invalid);
     }
+  }
+
+  void on_table_hits(std::uint32_t id, std::span<const std::uint8_t> payload) {
+    auto decoded = protocol::decode_table_hits(payload);
+    if (!decoded) return fail(Status::malformed, id, decoded.error());
+    if (server_.hooks_.table_hits) server_.hooks_.table_hits(decoded.value());
+    protocol::append_empty_reply(out_, id, Op::table_hits, Status::ok);
   }
 
   // Malformed input: cancel what was accepted, send one ERROR, close once it is written.

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/resolver.h"
+#include "protocol/messages.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/peer_credentials.h"
 #include "server/daemon/socket_server.h"
@@ -31,6 +32,7 @@ struct NativeHooks {
   std::function<void()> after_input;                     // the Resolver got input: re-arm its timer
   std::function<bool(const PeerCredentials&)> may_administer;  // NEIGH_ADD/DEL, FLUSH
   std::function<void()> after_flush;                     // a FLUSH changed the cache
+  std::function<void(const protocol::TableHits&)> table_hits;  // a client's shared-table hits
 };
 
 class NativeConnection;

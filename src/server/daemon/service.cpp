@@ -53,7 +53,8 @@ Service::Service(asio::io_context& loop, const DaemonConfig& config, core::Query
                           [this](const PeerCredentials& peer) {
                             return may_administer_ ? may_administer_(peer) : is_privileged(peer, admin_gid_);
                           },
-                          [this] { refresh_table(); }},
+                          [this] { refresh_table(); },
+                          [this](const protocol::TableHits& hits) { on_table_hits(hits); }},
               counters_),
       tick_timer_(loop),
       snapshot_timer_(loop),
@@ -155,6 +156,21 @@ void Service::refresh_table() {
   if (!table_.attached()) return;
   table_.republish(resolver_.entries(), clock_.now(), config_.policy.path_ttl);
   schedule_table_expiry();
+}
+
+void Service::on_table_hits(const protocol::TableHits& hits) {
+  counters_.table_hits += hits.hits;
+  // A cache-only resolve of each key used marks it used, so it is not evicted as idle.
+  for (std::uint32_t slot : hits.slots) {
+    std::optional<shm::TableKey> key = table_.key_at(slot, hits.generation);
+    if (!key) continue;
+    core::ResolveRequest request;
+    request.target = key->destination();
+    request.sgid = key->source();
+    request.pkey = core::Pkey{key->pkey};
+    request.cache_only = true;
+    resolver_.resolve(request, [](core::RequestId, const core::ResolveResult&) {});
+  }
 }
 
 void Service::schedule_table_expiry() {

@@ -80,6 +80,7 @@ class Service {
   void open_table();
   void refresh_table();  // clears the shared table and republishes what is still valid
   void schedule_table_expiry();
+  void on_table_hits(const protocol::TableHits& hits);
 
   asio::io_context& loop_;
   DaemonConfig config_;

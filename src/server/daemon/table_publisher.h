@@ -38,6 +38,10 @@ class TablePublisher final : public core::QuerySink {
   std::optional<core::TimePoint> next_expiry() const;
 
   std::size_t published() const { return writer_ ? writer_->size() : 0; }
+  // The key a client's hit report names by (slot, generation), if still published there.
+  std::optional<shm::TableKey> key_at(std::uint32_t slot, std::uint64_t generation) const {
+    return writer_ ? writer_->key_at(slot, generation) : std::nullopt;
+  }
 
  private:
   struct KeyHash {

@@ -3,6 +3,8 @@
 //   p50_us, p99_us          one cached resolve at a time (target p99 <= 50 us)
 //   uncached_resolves_per_s FORCE_SA resolves: each one an SA PathRecord round trip made by the
 //                           daemon's fabric::SaClient (the path ibat-probe uses), no cache
+//   table_resolves_per_s, table_p99_us  resolves libibat answers from the shared path table
+//   bare_map_per_s          the same keys in a std::unordered_map (the table's baseline)
 // and their ratio, all in the same run. Exit 0 when every request succeeded, 1 otherwise, 2 on
 // usage errors. scripts/bench.sh starts a lab fabric and ibatd for it.
 #include <cstdio>
@@ -43,7 +45,30 @@ void warm_up(ibat_t* h, const Options& o) {
   run_pipelined(h, o.dgids, o.depth, 0, kWarmupSeconds, false);
 }
 
-json measure(ibat_t* h, const Options& o) {
+// The shared-table run on its own handle `table`, and the unordered_map baseline on the same keys.
+void measure_table(ibat_t* table, const Options& o, json& report) {
+  std::vector<ibat_path> paths(o.dgids.size());
+  for (std::size_t i = 0; i < o.dgids.size(); ++i)
+    if (int rc = ibat_resolve_sync(table, &o.dgids[i], nullptr, &paths[i]); rc != IBAT_OK)
+      throw std::runtime_error("table warm-up of " + o.dgid_text[i] + " failed: " + ibat_strerror(rc));
+  RunResult bare = run_bare_map(o.dgids, paths, o.cached_seconds);
+  RunResult hits = run_table(table, o.dgids, o.cached_seconds, o.latency_samples);
+  const double table_rate = hits.per_second(), bare_rate = bare.per_second();
+  report["table_resolves_per_s"] = static_cast<long long>(table_rate);
+  report["table_p99_us"] = round2(quantile(hits.latencies_us, 0.99));
+  report["bare_map_per_s"] = static_cast<long long>(bare_rate);
+  report["bare_map_table_ratio"] = table_rate > 0 ? round2(bare_rate / table_rate) : 0;
+  report["table"] = {{"how", "ibat_resolve_sync answered from the shared table (one thread, round robin over the "
+                             "destinations); p99 of single resolves timed one by one"},
+                     {"seconds", round2(hits.seconds)},
+                     {"ok", hits.ok},
+                     {"failed", hits.failed},
+                     {"errors", errors_json(hits)},
+                     {"p50_us", round2(quantile(hits.latencies_us, 0.50))},
+                     {"bare_map_seconds", round2(bare.seconds)}};
+}
+
+json measure(ibat_t* h, ibat_t* table, const Options& o) {
   warm_up(h, o);
 
   std::uint64_t hits0 = daemon_counter(h, "cache_hits"), sa0 = daemon_counter(h, "sa_queries");
@@ -93,6 +118,7 @@ json measure(ibat_t* h, const Options& o) {
                         {"p50_us", round2(quantile(uncached.latencies_us, 0.50))},
                         {"p99_us", round2(quantile(uncached.latencies_us, 0.99))},
                         {"daemon_sa_queries", sa3 - sa2}};
+  if (table) measure_table(table, o, report);
   report["destinations"] = o.dgid_text.size();
   report["socket"] = o.socket;
   return report;
@@ -114,6 +140,10 @@ void print_human(const json& r) {
               u["depth"].get<unsigned>(), r["uncached_resolves_per_s"].get<long long>(), u["p50_us"].get<double>(),
               u["daemon_sa_queries"].get<unsigned long long>());
   std::printf("  cached / uncached:                        %10.1f x\n", r["cached_uncached_ratio"].get<double>());
+  if (r.contains("table_resolves_per_s"))
+    std::printf("  shared table (1 thread):                  %10lld resolves/s   p99 %.2f us; unordered_map %lld/s (%.2f x)\n",
+                r["table_resolves_per_s"].get<long long>(), r["table_p99_us"].get<double>(),
+                r["bare_map_per_s"].get<long long>(), r["bare_map_table_ratio"].get<double>());
   unsigned long long failed = c["failed"].get<unsigned long long>() + s["failed"].get<unsigned long long>() +
                               u["failed"].get<unsigned long long>();
   std::printf("  failed requests: %llu\n", failed);
@@ -125,14 +155,19 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   auto options = parse_options(argc, argv, exit_code);
   if (!options) return exit_code;
+  // The socket figures come from a handle that does not map the shared table.
+  ::setenv("IBAT_SHARED_TABLE", "0", 1);
   ibat_t* h = nullptr;
   if (int rc = ibat_open(options->socket.c_str(), &h); rc != IBAT_OK) {
     std::fprintf(stderr, "ibat-bench: cannot connect to %s: %s\n", options->socket.c_str(), ibat_strerror(rc));
     return 2;
   }
+  ::unsetenv("IBAT_SHARED_TABLE");
+  ibat_t* table = nullptr;
+  if (ibat_open(options->socket.c_str(), &table) != IBAT_OK) table = nullptr;
   int status = 0;
   try {
-    json report = measure(h, *options);
+    json report = measure(h, table, *options);
     if (options->json) std::printf("%s\n", report.dump(1).c_str());
     else print_human(report);
     bool failed = report["cached"]["failed"] != 0 || report["single"]["failed"] != 0 || report["uncached"]["failed"] != 0;
@@ -141,6 +176,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ibat-bench: %s\n", e.what());
     status = 1;
   }
+  if (table) ibat_close(table);
   ibat_close(h);
   return status;
 }

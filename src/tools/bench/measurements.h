@@ -30,6 +30,14 @@ RunResult run_pipelined(ibat_t* h, const std::vector<ibat_target>& targets, unsi
 // Times `samples` synchronous resolves (one in flight at a time), round robin over targets.
 RunResult run_sequential(ibat_t* h, const std::vector<ibat_target>& targets, unsigned samples);
 
+// Synchronous resolves of targets round robin for `seconds` on a handle that maps the daemon's
+// shared table (hits never reach the socket), untimed; then `samples` more, each timed.
+RunResult run_table(ibat_t* h, const std::vector<ibat_target>& targets, double seconds, unsigned samples);
+
+// The baseline of run_table: the same keys looked up in a std::unordered_map of ibat_path filled
+// from `paths` (one per target), copying the path out, for `seconds`.
+RunResult run_bare_map(const std::vector<ibat_target>& targets, const std::vector<ibat_path>& paths, double seconds);
+
 // The value at quantile q (0..1) of the samples (sorted in place); 0 when empty.
 double quantile(std::vector<double>& samples, double q);
 

@@ -36,7 +36,8 @@ TEST(Frame, RequestOpAcceptsOnlyKnownRequestOps) {
   EXPECT_FALSE(request_op(0));
   EXPECT_EQ(request_op(1), Op::resolve);
   EXPECT_EQ(request_op(9), Op::cancel);
-  EXPECT_FALSE(request_op(10));
+  EXPECT_EQ(request_op(10), Op::table_hits);
+  EXPECT_FALSE(request_op(11));
   EXPECT_FALSE(request_op(0x81));
   EXPECT_FALSE(request_op(0xFF));
 }

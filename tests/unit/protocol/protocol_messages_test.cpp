@@ -260,6 +260,22 @@ TEST(Messages, NeighDelRoundTrips) {
   expect_every_truncation_rejected(f.payload, decode_neigh_del);
 }
 
+TEST(Messages, TableHitsRoundTripAndCountMustMatch) {
+  TableHits hits{0x0102030405060708ULL, 5'000'000'000ULL, {0, 7, 0xFFFFFFFF}};
+  std::vector<std::uint8_t> out;
+  append_table_hits(out, 9, hits);
+  Frame f = only_frame(out);
+  EXPECT_EQ(f.header.op, 10);
+  EXPECT_EQ(f.payload.size(), 32u);
+  auto d = decode_table_hits(f.payload);
+  ASSERT_TRUE(d) << d.error();
+  EXPECT_EQ(d.value(), hits);
+  f.payload[19] = 2;  // count 2, 3 slots carried
+  EXPECT_FALSE(decode_table_hits(f.payload));
+  f.payload.resize(18);
+  EXPECT_FALSE(decode_table_hits(f.payload));
+}
+
 TEST(Messages, FlushRoundTripsAllOneDestinationAndOnePkey) {
   for (auto req : {FlushRequest{}, FlushRequest{gid("fe80::5"), std::nullopt},
                    FlushRequest{gid("fe80::5"), core::Pkey{0x8001}}}) {

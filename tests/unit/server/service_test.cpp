@@ -30,6 +30,7 @@
 #include "protocol/frame_splitter.h"
 #include "server_test_support.h"
 #include "protocol/messages.h"
+#include "shm/table_file.h"
 
 namespace ibat::server {
 namespace {
@@ -584,6 +585,58 @@ TEST_F(ServiceTest, LargeListingComesInPagesWithOtherClientsServedBetween) {
   ASSERT_TRUE(error);
   EXPECT_EQ(error->header.status, Status::malformed);
   EXPECT_TRUE(lister.closed_by_peer());
+}
+
+TEST_F(ServiceTest, SharedTableHoldsTheValidPathsAndFollowsFlushAndSmChange) {
+  start();
+  Client c(config_.server.socket);
+  warm(c, 1, gid(0xA), 10);
+  on_loop([] {});  // the result's handler, which publishes, has finished
+  const std::string table_path = shm::table_path_for_socket(config_.server.socket);
+  std::string error;
+  auto table = shm::open_table_file(table_path, ::geteuid(), error);
+  ASSERT_TRUE(table) << error;
+  auto lookup = [&](const core::Gid& dgid) { return table->reader.lookup(table->reader.key_for(dgid, nullptr, nullptr)); };
+  auto hit = lookup(gid(0xA));
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->path, path_to(gid(0xA), 10));
+  EXPECT_EQ(on_loop([&] { return service_->table_published(); }), 1u);
+
+  std::vector<std::uint8_t> flush;
+  protocol::append_flush(flush, 2, protocol::FlushRequest{gid(0xA), std::nullopt});
+  c.send(flush);
+  auto reply = c.next();
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->header.status, Status::ok);
+  on_loop([] {});
+  EXPECT_FALSE(lookup(gid(0xA))) << "flushed";
+
+  warm(c, 3, gid(0xB), 11);
+  on_loop([] {});
+  EXPECT_TRUE(lookup(gid(0xB)));
+  on_loop([&] { service_->on_sm_changed(); });
+  EXPECT_FALSE(lookup(gid(0xB))) << "stale after an SM change";
+
+  // Clients report their table hits; STATS counts them beside the socket's cache hits.
+  warm(c, 4, gid(0xC), 12);
+  on_loop([] {});
+  hit = lookup(gid(0xC));
+  ASSERT_TRUE(hit);
+  std::vector<std::uint8_t> report;
+  protocol::append_table_hits(report, 5, protocol::TableHits{hit->generation, 1000, {hit->slot}});
+  c.send(report);
+  reply = c.next();
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->header.id, 5u);
+  EXPECT_EQ(reply->header.status, Status::ok);
+  c.request(Op::stats, 6);
+  nlohmann::json stats = nlohmann::json::parse(c.body(6));
+  EXPECT_EQ(stats["table_hits"], 1000);
+  EXPECT_EQ(stats["cache_hits"], 1) << "the reported key was marked used once";
+
+  stop_loop();
+  EXPECT_FALSE(std::filesystem::exists(table_path)) << "removed when the daemon stops";
+  EXPECT_FALSE(lookup(gid(0xB)));
 }
 
 TEST_F(ServiceTest, WatchStreamsEvents) {
