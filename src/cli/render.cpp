@@ -106,6 +106,7 @@ const std::map<std::string, MetricInfo>& metric_catalog() {
       {"neighbours", {"gauge", "Neighbour (IP to hardware address) entries."}},
       {"uptime_s", {"gauge", "Seconds since ibatd started."}},
       {"server.connections", {"gauge", "Native protocol connections open."}},
+      {"server.acm_connections", {"gauge", "ACM protocol connections open."}},
   };
   return catalog;
 }

@@ -30,6 +30,8 @@ struct ServerCounters {
   std::uint64_t protocol_errors = 0;  // native connections closed for a malformed frame
   std::uint64_t denied = 0;           // privileged requests refused
   std::uint64_t acm_requests = 0;
+  std::uint64_t acm_errors = 0;           // ACM requests answered with a status other than success
+  std::uint64_t acm_protocol_errors = 0;  // ACM connections closed for a broken message
 };
 
 // Core counters at the top level (resolves, cache_hits, ..., failures as {reason: n, total: n}),

@@ -117,7 +117,7 @@ void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
   } else if (op == protocol::Op::stats) {
     protocol::append_chunked_reply(out, op, f.header.id,
                                    R"({"resolves":5,"entries":2,"failures":{"timeout":1,"total":1},)"
-                                   R"("fabric":{"mads_sent":9}})");
+                                   R"("fabric":{"mads_sent":9},"server":{"acm_connections":1,"acm_errors":2}})");
   } else if (op == protocol::Op::paths) {
     protocol::append_chunked_reply(out, op, f.header.id,
                                    R"([{"dgid":"fe80::2:c903:a:7","pkey":"0xffff","state":"valid","dlid":7,)"
@@ -172,6 +172,12 @@ TEST(Cli, StatsPrometheusHasHelpTypeAndIbatNames) {
   EXPECT_NE(r.out.find("# TYPE ibat_entries gauge\nibat_entries 2\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_failures_total{reason=\"timeout\"} 1\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_fabric_mads_sent_total 9\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# TYPE ibat_server_acm_connections gauge\nibat_server_acm_connections 1\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("# TYPE ibat_server_acm_errors_total counter\nibat_server_acm_errors_total 2\n"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(Cli, StatsTextAndPathsTable) {

@@ -343,6 +343,26 @@ TEST_F(Limits, AcmClientThatDoesNotReadItsRepliesIsCutOff) {
   EXPECT_EQ(acm_perf_status(other, 1), 0u);
 }
 
+TEST_F(Limits, AcmErrorsAndBrokenMessagesAreCounted) {
+  config_.server.acm_socket = (dir_ / "acm.sock").string();
+  start();
+  Client c(config_.server.acm_socket);
+  ASSERT_TRUE(c.send(acm_resolve_by_dgid(1, core::Gid{})));  // no destination: EDESTADDR
+  std::vector<std::uint8_t> answer = c.read_bytes(16);
+  ASSERT_EQ(answer.size(), 16u);
+  EXPECT_EQ(answer[2], static_cast<std::uint8_t>(acm::Status::edestaddr));
+  EXPECT_EQ(acm_perf_status(c, 2), 0u);  // a success is not an error
+  EXPECT_EQ(server_counters().acm_errors, 1u);
+  EXPECT_EQ(server_counters().acm_protocol_errors, 0u);
+
+  std::vector<std::uint8_t> bad_version = acm_perf_query(3);
+  bad_version[0] = 9;
+  ASSERT_TRUE(c.send(bad_version));
+  EXPECT_TRUE(c.read_bytes(1).empty()) << "the connection is closed without an answer";
+  EXPECT_EQ(server_counters().acm_protocol_errors, 1u);
+  EXPECT_EQ(server_counters().acm_errors, 1u);
+}
+
 TEST_F(Limits, AcmClientPastItsInFlightCapGetsEnomemAtOnce) {
   config_.server.acm_socket = (dir_ / "acm.sock").string();
   start();
