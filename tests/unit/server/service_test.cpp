@@ -285,6 +285,9 @@ TEST_F(ServiceTest, UnknownOpIsUnsupportedButKeepsTheConnection) {
   auto f = c.next();
   ASSERT_TRUE(f);
   EXPECT_EQ(f->header.status, Status::unsupported);
+  EXPECT_EQ(f->header.op, 0xFF);  // ERROR, with the id and a message (docs/protocol.md)
+  EXPECT_EQ(f->header.id, 3u);
+  EXPECT_EQ(f->text(), "unknown op 66");
   c.request(Op::stats, 4);
   EXPECT_FALSE(c.body(4).empty());
 }
