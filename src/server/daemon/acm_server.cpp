@@ -121,9 +121,13 @@ class AcmConnection : public Connection {
     resolve(r.tid, request);
   }
 
+  // As ibacm: an index >= 1 names an endpoint (the one here is 1), else a source address names the
+  // endpoint owning it (the addresses EP_QUERY lists); no such endpoint: ESRCADDR. Index 0 without
+  // a source: the whole service. The one endpoint's counters are the service's.
   void serve(const acm::PerfQueryRequest& r) {
-    if (r.ep_index > 1) {
-      answer_error(acm::Opcode::perf_query, r.tid, acm::Status::einval);
+    bool known = r.ep_index >= 1 ? r.ep_index == 1 : !r.source || owned_by_the_endpoint(*r.source);
+    if (!known) {
+      answer_error(acm::Opcode::perf_query, r.tid, acm::Status::esrcaddr);
       return;
     }
     core::Stats s = server_.resolver_.stats();
@@ -143,7 +147,7 @@ class AcmConnection : public Connection {
 
   void serve(const acm::EpQueryRequest& r) {
     core::LocalPort port = server_.hooks_.local_port ? server_.hooks_.local_port() : core::LocalPort{};
-    if (r.ep_index != 1) {  // one endpoint: the local port
+    if (r.ep_index != 1 || r.port > 1) {  // one endpoint, on port 1 (port 0: any port), as ibacm
       answer_error(acm::Opcode::ep_query, r.tid, acm::Status::einval);
       return;
     }
@@ -156,6 +160,11 @@ class AcmConnection : public Connection {
     response.ep.provider = "ibat";
     if (std::string name = host_name(); !name.empty()) response.ep.addresses.push_back(name);
     send(acm::encode(response));
+  }
+
+  static bool owned_by_the_endpoint(const acm::EpAddr& address) {
+    const auto* name = std::get_if<std::string>(&address.address);
+    return name != nullptr && !name->empty() && *name == host_name();
   }
 
   void resolve(const acm::Tid& tid, const core::ResolveRequest& request) {
