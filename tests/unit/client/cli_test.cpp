@@ -117,7 +117,7 @@ void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
   } else if (op == protocol::Op::stats) {
     protocol::append_chunked_reply(out, op, f.header.id,
                                    R"({"resolves":5,"entries":2,"failures":{"timeout":1,"total":1},)"
-                                   R"("fabric":{"mads_sent":9},"server":{"acm_connections":1,"acm_errors":2}})");
+                                   R"("fabric":{"mads_sent":9}})");
   } else if (op == protocol::Op::paths) {
     protocol::append_chunked_reply(out, op, f.header.id,
                                    R"([{"dgid":"fe80::2:c903:a:7","pkey":"0xffff","state":"valid","dlid":7,)"
@@ -161,8 +161,18 @@ TEST(Cli, DeniedFlushExitsSixteen) {
   EXPECT_NE(r.err.find("run as root"), std::string::npos) << r.err;
 }
 
+// fake_daemon, with a "server" section in its STATS.
+void fake_daemon_with_server_stats(FakeServer& s, const ReceivedFrame& f) {
+  if (static_cast<protocol::Op>(f.header.op) != protocol::Op::stats) return fake_daemon(s, f);
+  std::vector<std::uint8_t> out;
+  protocol::append_chunked_reply(out, protocol::Op::stats, f.header.id,
+                                 R"({"resolves":5,"entries":2,"failures":{"timeout":1,"total":1},)"
+                                 R"("fabric":{"mads_sent":9},"server":{"acm_connections":1,"acm_errors":2}})");
+  s.reply(out);
+}
+
 TEST(Cli, StatsPrometheusHasHelpTypeAndIbatNames) {
-  FakeServer server(fake_daemon);
+  FakeServer server(fake_daemon_with_server_stats);
   CliRun r = ibat({"--socket", server.path(), "stats", "--prometheus"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("# HELP ibat_resolves_total Resolve requests accepted.\n# TYPE ibat_resolves_total counter\n"
