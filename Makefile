@@ -1,6 +1,6 @@
-# User entry points. `make demo` runs the main job, `make test` runs every test.
-# Both install missing Debian packages first (scripts/install-deps.sh).
-.PHONY: demo test bench fuzz deps build build-test build-fuzz clean
+# User entry points. `make demo` runs the main job, `make test` runs every test, `make package` builds the .deb.
+# Each installs missing Debian packages first (scripts/install-deps.sh).
+.PHONY: demo test bench fuzz package deps build build-test build-fuzz build-tsan standalone clean
 
 FUZZ_SECONDS ?= 30
 
@@ -15,6 +15,11 @@ build-test: deps
 	cmake --preset test >/dev/null
 	cmake --build --preset test
 
+# ThreadSanitizer build of the tests labelled tsan only (the tsan build preset names its targets).
+build-tsan: deps
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan
+
 build-fuzz: deps
 	cmake --preset fuzz >/dev/null
 	cmake --build --preset fuzz --target fuzzers
@@ -22,15 +27,26 @@ build-fuzz: deps
 demo: build
 	./scripts/demo.sh
 
-test: build-test build-fuzz
+# No tracked file may refer to anything outside the repository (scripts/check-standalone.sh).
+standalone:
+	@./scripts/check-standalone.sh
+
+test: standalone build-test build-fuzz build-tsan
 	FUZZ_SECONDS=$(if $(CI),10,$(FUZZ_SECONDS)) ./scripts/fuzz-smoke.sh build-fuzz
+	ctest --preset tsan
 	ctest --preset test
 
 bench: build
 	./scripts/bench.sh
 
+# The Debian package of the release build (only the installed targets are built for it).
+package: deps
+	cmake --preset release >/dev/null
+	cmake --build --preset release --target ibatd ibat_cli ibat
+	./scripts/package-deb.sh build
+
 fuzz: build-fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz-smoke.sh build-fuzz
 
 clean:
-	rm -rf build build-test build-fuzz
+	rm -rf build build-test build-fuzz build-tsan

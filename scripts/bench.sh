@@ -21,9 +21,7 @@ trap cleanup EXIT
 
 # run_ibat_bench: fattree-32 fabric, ibatd on h0001, ibat-bench against it with the 31 other hosts.
 run_ibat_bench() {
-  local topology node=h0001
-  topology=$(cd ../shared/topologies 2>/dev/null && pwd)/fattree-32.net ||
-    { echo "bench: ../shared/topologies (fattree-32.net) not found next to the repository" >&2; return 1; }
+  local topology=lab/topologies/fattree-32.net node=h0001
   work=$(mktemp -d /tmp/ibat-bench.XXXXXX)
   # One retry: OpenSM rarely exits at once on a busy machine ("exited before it was up", no log).
   lab/ibat-lab up --name "$name" --topology "$topology" ||

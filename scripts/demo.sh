@@ -19,9 +19,7 @@ if [[ -t 1 ]]; then bold=$'\033[1m' plain=$'\033[0m'; else bold="" plain=""; fi
 say() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
 die() { echo "demo: $*" >&2; exit 1; }
 
-shared=$(cd "$root/../shared" 2>/dev/null && pwd) ||
-  die "the shared folder is missing: expected $root/../shared (with topologies/fattree-32.net) next to the repository"
-topology=$shared/topologies/fattree-32.net
+topology=$root/lab/topologies/fattree-32.net
 [[ -f $topology ]] || die "topology not found: $topology"
 for binary in "$IBAT" "$IBATD" "$LOAD"; do
   [[ -x $binary ]] || die "$binary is not built; run 'make demo' (or: cmake --preset release && cmake --build --preset release)"

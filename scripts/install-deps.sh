@@ -7,9 +7,11 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libasio-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libspdlog-dev libfmt-dev
-  libibumad-dev libibmad-dev libpcap-dev
+  libibumad-dev libibmad-dev libibverbs-dev libpcap-dev libmnl-dev
   opensm ibsim-utils libumad2sim0 infiniband-diags ibacm
-  gnuplot-nox python3 procps ccache
+  gnuplot-nox python3 procps ccache libtsan2
+  dpkg-dev lintian
+  prometheus  # promtool: the Prometheus exposition parser for the stats --prometheus test
 )
 
 missing=()

@@ -1,6 +1,6 @@
 // The discrete-event scale simulator: one real core::Resolver per simulated node (or, for the
 // per-process strategy, ranks querying the SA themselves), an SA server model, the fabric-side
-// MAD timeout/retry of the SaClient, and the workloads of issue 6, all on one virtual clock.
+// MAD timeout/retry of the SaClient, and the workloads of docs/scale.md, all on one virtual clock.
 #pragma once
 
 #include <cstdint>

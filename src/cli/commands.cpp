@@ -1,6 +1,7 @@
 // The ibat CLI commands (see commands.h).
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -34,29 +35,35 @@ Handle connect(const std::string& socket) {
   throw CommandError(kExitConnect, "cannot connect to " + socket + ": " + std::strerror(err) + " (" + hint + ")");
 }
 
+// What to do next, for a status whose ibat_strerror() text does not already say it.
 std::string_view hint_for(int status) {
   switch (status) {
     case IBAT_ETIMEOUT: return "check the subnet manager with 'sminfo', or retry with a larger --timeout";
-    case IBAT_EUNREACHABLE:
-      return "the destination is out of service or the local port is down; for --ip, teach ibatd the "
-             "neighbour with 'ibat neigh add'";
     case IBAT_ENORECORD: return "the subnet administrator knows no such destination; check it with 'saquery'";
-    case IBAT_EOVERLOADED: return "retry later";
     case IBAT_EINVALID: return "check the GID, LID and P_Key values";
-    case IBAT_EDENIED: return "run as root or as a member of ibatd's admin group";
     case IBAT_EUNSUPPORTED: return "ibatd is older than this ibat; upgrade it";
     case IBAT_EDISCONNECTED: return "ibatd went away; see 'journalctl -u ibatd'";
     default: return {};
   }
 }
 
-// Throws the CommandError for a failed request.
-void check(ibat_t* h, int status, const std::string& what) {
+// A command's own wording for one status: replaces ibat_strerror() and the generic hint.
+struct Advice {
+  int status = IBAT_OK;
+  std::string reason;
+  std::string hint;
+};
+
+// Throws the CommandError for a failed request: "what: reason (ibatd says: ...) (hint)", with at
+// most one hint.
+void check(ibat_t* h, int status, const std::string& what, const Advice& advice = {}) {
   if (status == IBAT_OK) return;
-  std::string message = what + ": " + ibat_strerror(status);
+  bool own = advice.status == status;
+  std::string message = what + ": " + (own ? advice.reason : std::string(ibat_strerror(status)));
   std::string detail = ibat_last_message(h);
   if (!detail.empty() && status != IBAT_EDISCONNECTED) message += " (ibatd says: " + detail + ")";
-  if (auto hint = hint_for(status); !hint.empty()) message += " (" + std::string(hint) + ")";
+  std::string hint = own ? advice.hint : std::string(hint_for(status));
+  if (!hint.empty()) message += " (" + hint + ")";
   throw CommandError(exit_code_for(status), message);
 }
 
@@ -99,6 +106,15 @@ std::uint16_t parse_pkey(const std::string& option, const std::string& text) {
   return static_cast<std::uint16_t>(v);
 }
 
+std::uint32_t parse_timeout(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text.front() == '-' || *end != '\0' || errno != 0 || v < 1 || v > 3'600'000)
+    throw UsageError(option + " '" + text + "' is not a number of milliseconds from 1 to 3600000 (e.g. 500)");
+  return static_cast<std::uint32_t>(v);
+}
+
 json fetch_json(ibat_t* h, int listing, const std::string& what) {
   char* text = nullptr;
   check(h, ibat_query_json(h, listing, &text), what);
@@ -111,6 +127,8 @@ json fetch_json(ibat_t* h, int listing, const std::string& what) {
 }  // namespace
 
 int run_resolve(const std::string& socket, const ResolveArgs& args) {
+  if (args.cache_only && args.force_sa)
+    throw UsageError("--cache-only and --force-sa contradict each other: give at most one");
   ibat_target target{};
   std::string shown;
   if (!args.dgid.empty()) {
@@ -139,11 +157,22 @@ int run_resolve(const std::string& socket, const ResolveArgs& args) {
   }
   if (args.cache_only) opts.flags |= IBAT_RESOLVE_CACHE_ONLY;
   if (args.force_sa) opts.flags |= IBAT_RESOLVE_FORCE_SA;
-  opts.timeout_ms = args.timeout_ms;
+  if (!args.timeout.empty()) opts.timeout_ms = parse_timeout("--timeout", args.timeout);
 
   Handle h = connect(socket);
   ibat_path path{};
-  check(h.get(), ibat_resolve_sync(h.get(), &target, &opts, &path), "cannot resolve " + shown);
+  Advice advice;
+  if (args.cache_only) {
+    advice = {IBAT_ENORECORD, "no usable path in ibatd's cache (--cache-only never asks the subnet administrator)",
+              "run without --cache-only to ask it"};
+  } else if (!args.ip.empty()) {
+    advice = {IBAT_EUNREACHABLE, ibat_strerror(IBAT_EUNREACHABLE),
+              "if 'ibat neigh list' does not show " + args.ip + ", add it with 'ibat neigh add'"};
+  } else {
+    advice = {IBAT_EUNREACHABLE, ibat_strerror(IBAT_EUNREACHABLE),
+              "check the local port with 'ibstat' and the destination with 'saquery'"};
+  }
+  check(h.get(), ibat_resolve_sync(h.get(), &target, &opts, &path), "cannot resolve " + shown, advice);
   std::cout << (args.json ? path_json(path).dump() + "\n" : path_text(path));
   return kExitOk;
 }
@@ -156,6 +185,7 @@ int run_paths(const std::string& socket, bool as_json) {
 }
 
 int run_stats(const std::string& socket, bool as_json, bool prometheus) {
+  if (as_json && prometheus) throw UsageError("--json and --prometheus exclude each other: give at most one");
   Handle h = connect(socket);
   json stats = fetch_json(h.get(), IBAT_LIST_STATS, "cannot read statistics");
   std::cout << (as_json ? stats.dump() + "\n" : prometheus ? stats_prometheus(stats) : stats_text(stats));
@@ -168,8 +198,10 @@ int run_flush(const std::string& socket, const std::string& dgid_text, const std
   if (!dgid_text.empty()) dgid = parse_gid("--dgid", dgid_text);
   std::uint16_t pkey = pkey_text.empty() ? 0 : parse_pkey("--pkey", pkey_text);
   Handle h = connect(socket);
-  check(h.get(), ibat_flush(h.get(), dgid ? &*dgid : nullptr, pkey), "cannot flush");
-  std::cout << (dgid ? "flushed paths to " + dgid_text : std::string("flushed all paths")) << "\n";
+  std::uint32_t dropped = 0;
+  check(h.get(), ibat_flush_count(h.get(), dgid ? &*dgid : nullptr, pkey, &dropped), "cannot flush");
+  std::string count = dropped == UINT32_MAX ? "cached paths" : std::to_string(dropped) + (dropped == 1 ? " cached path" : " cached paths");
+  std::cout << "flushed " << count << (dgid ? " to " + dgid_text : std::string()) << "\n";
   return kExitOk;
 }
 
@@ -177,6 +209,8 @@ int run_neigh_add(const std::string& socket, const std::string& ip_text, const s
                   const std::string& slid_text) {
   ibat_target ip = parse_ip("IP", ip_text);
   ibat_target hw = parse_hw("HWADDR", hw_text);
+  if (std::all_of(hw.u.hw + 4, hw.u.hw + 20, [](std::uint8_t b) { return b == 0; }))
+    throw UsageError("HWADDR '" + hw_text + "' has a zero GID (its last 16 bytes): give the neighbour's port GID");
   std::uint16_t slid = slid_text.empty() ? 0 : parse_lid("--slid", slid_text);
   Handle h = connect(socket);
   check(h.get(), ibat_neigh_add(h.get(), &ip, hw.u.hw, slid), "cannot add neighbour " + ip_text);
@@ -186,7 +220,8 @@ int run_neigh_add(const std::string& socket, const std::string& ip_text, const s
 int run_neigh_del(const std::string& socket, const std::string& ip_text) {
   ibat_target ip = parse_ip("IP", ip_text);
   Handle h = connect(socket);
-  check(h.get(), ibat_neigh_del(h.get(), &ip), "cannot delete neighbour " + ip_text);
+  check(h.get(), ibat_neigh_del(h.get(), &ip), "cannot delete neighbour " + ip_text,
+        {IBAT_EUNREACHABLE, "ibatd has no neighbour entry for it", "see 'ibat neigh list'"});
   return kExitOk;
 }
 
@@ -200,7 +235,7 @@ int run_neigh_list(const std::string& socket, bool as_json) {
 int run_neigh_replay(const std::string& socket, const std::string& file) {
   auto bytes = ipoib::read_capture_file(file);
   if (auto* err = std::get_if<ipoib::DecodeError>(&bytes))
-    throw CommandError(kExitFailure, "cannot read " + file + ": " + err->message);
+    throw CommandError(kExitFailure, err->message);  // names the file
   auto scanned = ipoib::scan_pcap_arp(std::get<std::vector<std::uint8_t>>(bytes));
   if (auto* err = std::get_if<ipoib::DecodeError>(&scanned))
     throw CommandError(kExitFailure, file + " is not a usable pcap capture: " + err->message);

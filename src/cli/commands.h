@@ -22,7 +22,7 @@ struct CommandError : std::runtime_error {
 struct ResolveArgs {
   std::string dgid, dlid, ip, hw;  // exactly one is set
   std::string sgid, pkey;
-  std::uint32_t timeout_ms = 0;
+  std::string timeout;  // milliseconds; empty: ibatd's default
   bool cache_only = false;
   bool force_sa = false;
   bool json = false;

@@ -30,15 +30,39 @@ int fail_usage(const std::string& command, const std::string& message) {
   return kExitUsage;
 }
 
+// The deepest command given (the app itself when none): where a missing or unknown command is.
+const CLI::App* deepest(const CLI::App& app) {
+  const CLI::App* level = &app;
+  while (!level->get_subcommands().empty()) level = level->get_subcommands().front();
+  return level;
+}
+
+// "unknown command 'foo'" or "a command is required", with the commands `level` accepts; empty
+// when the parse error is about something else.
+std::string command_problem(const CLI::App& app) {
+  const CLI::App* level = deepest(app);
+  std::string names;  // option groups are unnamed subcommands: not commands
+  for (const CLI::App* sub : level->get_subcommands({}))
+    if (!sub->get_name().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();
+  if (names.empty()) return {};
+  auto remaining = app.remaining(true);
+  for (const std::string& arg : remaining)
+    if (!arg.empty() && arg.front() != '-') return "unknown command '" + arg + "' (commands: " + names + ")";
+  if (!remaining.empty()) return "unknown option '" + remaining.front() + "'";
+  return "a command is required (commands: " + names + ")";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ibat: ask ibatd for InfiniBand paths, and manage its cache and neighbour table."};
+  CLI::App app{"ibat: ask ibatd for InfiniBand paths, and manage its cache and neighbour table.", "ibat"};
   app.require_subcommand(1);
-  app.footer(exit_code_help());
+  app.fallthrough();  // inherited by the commands: global options may follow the command too
+  app.set_version_flag("--version", std::string(IBAT_VERSION));
   std::string socket = ibat_default_socket();
-  app.add_option("--socket", socket, "ibatd's socket (default: $IBAT_SOCKET, else " IBAT_DEFAULT_SOCKET ")")
-      ->type_name("PATH");
+  auto* socket_opt =
+      app.add_option("--socket", socket, "ibatd's socket (default: $IBAT_SOCKET, else " IBAT_DEFAULT_SOCKET ")")
+          ->type_name("PATH");
 
   ResolveArgs resolve;
   auto* resolve_cmd = app.add_subcommand("resolve", "Resolve a destination to a path record");
@@ -50,9 +74,8 @@ int main(int argc, char** argv) {
   target->require_option(1);
   resolve_cmd->add_option("--sgid", resolve.sgid, "source GID (default: the local port's)")->type_name("GID");
   resolve_cmd->add_option("--pkey", resolve.pkey, "P_Key (default: ibatd's default_pkey)")->type_name("P");
-  resolve_cmd->add_option("--timeout", resolve.timeout_ms, "deadline in milliseconds (default: ibatd's)")
-      ->type_name("MS")
-      ->check(CLI::Range(1u, 3'600'000u));
+  resolve_cmd->add_option("--timeout", resolve.timeout, "deadline in milliseconds, 1 to 3600000 (default: ibatd's)")
+      ->type_name("MS");
   resolve_cmd->add_flag("--cache-only", resolve.cache_only, "answer from the cache only, never ask the SA");
   resolve_cmd->add_flag("--force-sa", resolve.force_sa, "ignore the cache and wait for a fresh SA answer");
   resolve_cmd->add_flag("--json", resolve.json, "print one JSON object");
@@ -63,8 +86,8 @@ int main(int argc, char** argv) {
 
   bool stats_json = false, stats_prom = false;
   auto* stats_cmd = app.add_subcommand("stats", "Show ibatd's counters");
-  auto* stats_json_opt = stats_cmd->add_flag("--json", stats_json, "print one JSON object");
-  stats_cmd->add_flag("--prometheus", stats_prom, "print Prometheus text exposition format")->excludes(stats_json_opt);
+  stats_cmd->add_flag("--json", stats_json, "print one JSON object");
+  stats_cmd->add_flag("--prometheus", stats_prom, "print Prometheus text exposition format");
 
   std::string flush_dgid, flush_pkey;
   auto* flush_cmd = app.add_subcommand("flush", "Drop cached paths (all, or those to one destination)");
@@ -75,20 +98,21 @@ int main(int argc, char** argv) {
   neigh_cmd->require_subcommand(1);
   std::string neigh_ip, neigh_hw, neigh_slid, replay_file;
   auto* neigh_add = neigh_cmd->add_subcommand("add", "Add or replace a neighbour");
-  neigh_add->add_option("IP", neigh_ip, "IP address")->required();
-  neigh_add->add_option("HWADDR", neigh_hw, "IPoIB hardware address (20 hex bytes)")->required();
+  neigh_add->add_option("IP", neigh_ip, "IP address")->required()->type_name("");
+  neigh_add->add_option("HWADDR", neigh_hw, "IPoIB hardware address (20 hex bytes)")->required()->type_name("");
   neigh_add->add_option("--slid", neigh_slid, "source LID seen from it: builds a provisional path")->type_name("LID");
   auto* neigh_del = neigh_cmd->add_subcommand("del", "Remove a neighbour");
-  neigh_del->add_option("IP", neigh_ip, "IP address")->required();
+  neigh_del->add_option("IP", neigh_ip, "IP address")->required()->type_name("");
   bool neigh_json = false;
   auto* neigh_list = neigh_cmd->add_subcommand("list", "List neighbours");
   neigh_list->add_flag("--json", neigh_json, "print a JSON array");
   auto* neigh_replay = neigh_cmd->add_subcommand("replay", "Add the sender of every IPoIB ARP packet in a capture");
-  neigh_replay->add_option("FILE", replay_file, "pcap file (Linux cooked or IPoIB link type)")->required();
+  neigh_replay->add_option("FILE", replay_file, "pcap file (Linux cooked or IPoIB link type)")->required()->type_name("");
 
   bool watch_json = false;
   auto* watch_cmd = app.add_subcommand("watch", "Print ibatd's events as they happen, one per line");
   watch_cmd->add_flag("--json", watch_json, "print JSON lines");
+  app.footer(exit_code_help());  // after the commands, which would otherwise inherit it
 
   try {
     app.parse(argc, argv);
@@ -96,11 +120,16 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return fail_usage(command_name(app), e.what());
+    std::string problem = command_problem(app);
+    return fail_usage(command_name(app), problem.empty() ? e.what() : problem);
   }
 
   const std::string command = command_name(app);
+  if (socket_opt->count() > 0 && socket.empty())
+    return fail_usage(command, "--socket is empty: give ibatd's socket path, e.g. " IBAT_DEFAULT_SOCKET);
   try {
     if (resolve_cmd->parsed()) return run_resolve(socket, resolve);
     if (paths_cmd->parsed()) return run_paths(socket, paths_json);

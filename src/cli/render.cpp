@@ -2,7 +2,6 @@
 #include "cli/render.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -76,68 +75,83 @@ void flatten(const json& obj, const std::string& prefix, std::vector<std::pair<s
   }
 }
 
-struct MetricInfo {
-  const char* type;
+struct Metric {
+  const char* name;  // Prometheus name: base units, counters end in _total
+  const char* type;  // counter or gauge
   const char* help;
 };
 
-// Known counters and gauges; anything else ibatd reports is exported as untyped.
-const std::map<std::string, MetricInfo>& metric_catalog() {
-  static const std::map<std::string, MetricInfo> catalog = {
-      {"resolves", {"counter", "Resolve requests accepted."}},
-      {"cache_hits", {"counter", "Resolves answered from a valid cache entry."}},
-      {"stale_hits", {"counter", "Resolves answered from a stale entry while it is revalidated."}},
-      {"provisional_hits", {"counter", "Resolves answered from a provisional (ARP-built) entry."}},
-      {"misses", {"counter", "Resolves that had to wait for an SA query."}},
-      {"coalesced", {"counter", "Resolves that joined an SA query already in flight."}},
-      {"sa_queries", {"counter", "SA PathRecord queries sent, retries included."}},
-      {"sa_retries", {"counter", "SA query retries."}},
-      {"sa_timeouts", {"counter", "SA queries that timed out."}},
-      {"sa_errors", {"counter", "SA answers with no record or an invalid record."}},
-      {"rejected_paths", {"counter", "SA answers refused as not servable (DLID 0, bad MTU or rate)."}},
-      {"revalidations", {"counter", "Revalidation queries for stale entries."}},
-      {"failures", {"counter", "Resolves that completed with an error, by reason."}},
-      {"evictions", {"counter", "Idle cache entries evicted by the LRU."}},
-      {"entries", {"gauge", "Path cache entries."}},
-      {"pending", {"gauge", "Resolve requests waiting."}},
-      {"inflight", {"gauge", "SA queries in flight."}},
-      {"sm_changes", {"counter", "SM restarts and fail-overs seen."}},
-      {"lid_changes", {"counter", "Local LID changes seen."}},
-      {"neighbours", {"gauge", "Neighbour (IP to hardware address) entries."}},
-      {"uptime_s", {"gauge", "Seconds since ibatd started."}},
-      {"server.connections", {"gauge", "Native protocol connections open."}},
-      {"server.acm_connections", {"gauge", "ACM protocol connections open."}},
+// Every statistic ibatd reports (by its JSON path in `ibat stats --json`), with its Prometheus
+// name. fabric.sm_changes is left out: it counts the same events as sm_changes.
+const std::map<std::string, Metric>& metric_catalog() {
+  static const std::map<std::string, Metric> catalog = {
+      {"resolves", {"ibat_resolves_total", "counter", "Resolve requests accepted."}},
+      {"cache_hits", {"ibat_cache_hits_total", "counter", "Resolves answered from a valid cache entry."}},
+      {"stale_hits", {"ibat_cache_stale_hits_total", "counter", "Resolves answered from a stale entry while it is revalidated."}},
+      {"provisional_hits", {"ibat_cache_provisional_hits_total", "counter", "Resolves answered from a provisional (ARP-built) entry."}},
+      {"misses", {"ibat_cache_misses_total", "counter", "Resolves that had to wait for an SA query."}},
+      {"coalesced", {"ibat_coalesced_resolves_total", "counter", "Resolves that joined an SA query already in flight."}},
+      {"sa_queries", {"ibat_sa_queries_total", "counter", "SA PathRecord queries sent, retries included."}},
+      {"sa_retries", {"ibat_sa_retries_total", "counter", "SA query retries."}},
+      {"sa_timeouts", {"ibat_sa_timeouts_total", "counter", "SA queries that timed out."}},
+      {"sa_errors", {"ibat_sa_errors_total", "counter", "SA answers with no record or an invalid record."}},
+      {"rejected_paths", {"ibat_sa_rejected_paths_total", "counter", "SA answers refused as not servable (DLID 0, bad MTU or rate)."}},
+      {"revalidations", {"ibat_revalidations_total", "counter", "Revalidation queries for stale entries."}},
+      {"failures", {"ibat_resolve_failures_total", "counter", "Resolves that completed with an error, by reason."}},
+      {"evictions", {"ibat_cache_evictions_total", "counter", "Idle cache entries evicted by the LRU."}},
+      {"entries", {"ibat_cache_entries", "gauge", "Path cache entries."}},
+      {"pending", {"ibat_pending_resolves", "gauge", "Resolve requests waiting for an answer."}},
+      {"inflight", {"ibat_sa_queries_in_flight", "gauge", "SA queries in flight."}},
+      {"sm_changes", {"ibat_sm_changes_total", "counter", "SM restarts and fail-overs seen."}},
+      {"lid_changes", {"ibat_local_lid_changes_total", "counter", "Local port LID changes seen."}},
+      {"neighbours", {"ibat_neighbour_entries", "gauge", "Neighbour (IP to IPoIB hardware address) entries."}},
+      {"uptime_s", {"ibat_uptime_seconds", "gauge", "Seconds since ibatd started."}},
+      {"fabric.mads_sent", {"ibat_mads_sent_total", "counter", "MADs sent to the SA and SM, retries included."}},
+      {"fabric.mads_received", {"ibat_mads_received_total", "counter", "MADs received."}},
+      {"fabric.mad_timeouts", {"ibat_mad_timeouts_total", "counter", "MAD attempts that got no answer in time (each may be retried)."}},
+      {"fabric.mad_retries", {"ibat_mad_retries_total", "counter", "MADs sent again after a timeout."}},
+      {"fabric.late_or_duplicate", {"ibat_mad_late_or_duplicate_total", "counter", "MAD responses that matched no outstanding request."}},
+      {"fabric.invalid_responses", {"ibat_mad_invalid_responses_total", "counter", "MAD responses that failed validation and were dropped."}},
+      {"fabric.reports", {"ibat_trap_reports_total", "counter", "Trap reports received from the SM."}},
+      {"fabric.rejected_reports", {"ibat_trap_reports_rejected_total", "counter", "Trap reports dropped because they did not come from the SM."}},
+      {"server.connections", {"ibat_connections_open", "gauge", "Native protocol connections open."}},
+      {"server.connections_total", {"ibat_connections_accepted_total", "counter", "Native protocol connections accepted."}},
+      {"server.protocol_errors", {"ibat_protocol_errors_total", "counter", "Connections closed for a malformed frame."}},
+      {"server.slow_clients", {"ibat_slow_clients_total", "counter", "Connections closed because their unread replies overflowed."}},
+      {"server.denied", {"ibat_denied_requests_total", "counter", "Privileged requests refused."}},
+      {"server.connections_refused", {"ibat_connections_refused_total", "counter", "Native protocol connections closed at once: max_connections were open."}},
+      {"server.acm_requests", {"ibat_acm_requests_total", "counter", "Requests on the ACM socket."}},
+      {"server.acm_connections", {"ibat_acm_connections_open", "gauge", "ACM protocol connections open."}},
+      {"server.acm_connections_total", {"ibat_acm_connections_accepted_total", "counter", "ACM protocol connections accepted."}},
+      {"server.acm_connections_refused", {"ibat_acm_connections_refused_total", "counter", "ACM protocol connections closed at once: max_connections were open."}},
+      {"server.acm_slow_clients", {"ibat_acm_slow_clients_total", "counter", "ACM connections closed because their unread replies overflowed."}},
+      {"server.acm_errors", {"ibat_acm_errors_total", "counter", "ACM requests answered with an error status."}},
+      {"server.acm_protocol_errors", {"ibat_acm_protocol_errors_total", "counter", "ACM connections closed for a broken message."}},
   };
   return catalog;
 }
 
-std::string metric_name(const std::string& path) {
-  std::string name = "ibat_";
-  for (char c : path) name += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  return name;
+// A label value with the exposition format's escapes.
+std::string label_value(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
 }
 
-// Known metrics come from the catalog; other entries of a section (fabric, server) are counters,
-// other top-level numbers untyped.
-void prometheus_metric(std::ostringstream& out, const std::string& path, const json& value) {
-  const auto& catalog = metric_catalog();
-  auto known = catalog.find(path);
-  std::string type = "untyped";
-  std::string help = "ibatd statistic '" + path + "'.";
-  if (known != catalog.end()) {
-    type = known->second.type;
-    help = known->second.help;
-  } else if (path.find('.') != std::string::npos) {
-    type = "counter";
-  }
-  std::string name = metric_name(path);
-  if (type == "counter" && !name.ends_with("_total")) name += "_total";
-  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+void prometheus_metric(std::ostringstream& out, const Metric& m, const json& value) {
+  out << "# HELP " << m.name << " " << m.help << "\n# TYPE " << m.name << " " << m.type << "\n";
   if (value.is_object()) {
     for (const auto& [label, v] : value.items())
-      if (label != "total" && v.is_number()) out << name << "{reason=\"" << label << "\"} " << v.dump() << "\n";
+      if (label != "total" && v.is_number()) out << m.name << "{reason=\"" << label_value(label) << "\"} " << v.dump() << "\n";
   } else {
-    out << name << " " << value.dump() << "\n";
+    out << m.name << " " << value.dump() << "\n";
   }
 }
 
@@ -178,22 +192,40 @@ std::string path_text(const ibat_path& p) {
                     "");
 }
 
+// "40 Gb/s" as resolve prints it ("-" when absent).
+std::string rate_text(const json& obj) {
+  auto it = obj.find("rate");
+  if (it == obj.end() || !it->is_number()) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g Gb/s", it->get<double>());
+  return buf;
+}
+
+// A QPN in hex, as the IB tools print it ("-" when absent).
+std::string qpn_text(const json& obj) {
+  auto it = obj.find("qpn");
+  if (it == obj.end() || !it->is_number_unsigned()) return "-";
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%06x", it->get<unsigned>());
+  return buf;
+}
+
 std::string paths_table(const json& entries) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : entries) {
-    std::string rate = field(e, "rate");
-    rows.push_back({field(e, "dgid"), field(e, "pkey"), field(e, "state"), field(e, "dlid"), field(e, "slid"),
-                    field(e, "sl"), field(e, "mtu"), rate, field(e, "age_ms"), field(e, "idle_ms"),
-                    field(e, "last_error")});
+    rows.push_back({field(e, "dgid"), field(e, "sgid"), field(e, "pkey"), field(e, "state"), field(e, "dlid"),
+                    field(e, "slid"), field(e, "sl"), field(e, "mtu"), rate_text(e), field(e, "age_ms"),
+                    field(e, "idle_ms"), field(e, "last_error")});
   }
-  return table({"DGID", "PKEY", "STATE", "DLID", "SLID", "SL", "MTU", "RATE", "AGE_MS", "IDLE_MS", "LAST_ERROR"},
+  return table({"DGID", "SGID", "PKEY", "STATE", "DLID", "SLID", "SL", "MTU", "RATE", "AGE_MS", "IDLE_MS",
+                "LAST_ERROR"},
                rows);
 }
 
 std::string neighbours_table(const json& neighbours) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& n : neighbours)
-    rows.push_back({field(n, "ip"), field(n, "gid"), field(n, "qpn"), field(n, "slid"), field(n, "hw")});
+    rows.push_back({field(n, "ip"), field(n, "gid"), qpn_text(n), field(n, "slid"), field(n, "hw")});
   return table({"IP", "GID", "QPN", "SLID", "HWADDR"}, rows);
 }
 
@@ -205,13 +237,19 @@ std::string stats_text(const json& stats) {
 
 std::string stats_prometheus(const json& stats) {
   std::ostringstream out;
-  for (const auto& [key, value] : stats.items()) {
-    if (key == "failures" || !value.is_object()) {
-      if (value.is_number() || value.is_object()) prometheus_metric(out, key, value);
-      continue;
-    }
-    for (const auto& [sub, v] : value.items())
-      if (v.is_number()) prometheus_metric(out, key + "." + sub, v);
+  auto version = stats.find("version");
+  std::string shown = version != stats.end() && version->is_string() ? version->get<std::string>() : "unknown";
+  out << "# HELP ibat_build_info The running ibatd's version.\n# TYPE ibat_build_info gauge\n"
+      << "ibat_build_info{version=\"" << label_value(shown) << "\"} 1\n";
+  // Known statistics only, sorted by JSON path: one HELP and TYPE per family, no name twice. A
+  // statistic of a newer ibatd appears once this ibat knows its name and meaning.
+  for (const auto& [path, metric] : metric_catalog()) {
+    std::string pointer = "/" + path;  // "fabric.mads_sent" -> "/fabric/mads_sent"
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    json::json_pointer at(pointer);
+    if (!stats.contains(at)) continue;
+    const json& value = stats.at(at);
+    if (value.is_number() || value.is_object()) prometheus_metric(out, metric, value);
   }
   return out.str();
 }

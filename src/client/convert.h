@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "client/include/ibat.h"
-#include "core/resolver.h"
+#include "core/resolve_types.h"
 
 namespace ibat::client {
 

@@ -10,10 +10,12 @@
 
 #include "client/convert.h"
 #include "client/session.h"
+#include "client/table_client.h"
 #include "protocol/messages.h"
 
 struct ibat_handle {
   std::unique_ptr<ibat::client::Session> session;
+  std::unique_ptr<ibat::client::TableClient> table;  // the daemon's shared path table, if usable
 };
 
 namespace {
@@ -68,15 +70,20 @@ int send_resolve(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* 
       false, id);
 }
 
-// Sends a request answered by one frame with an empty payload (or an error) and waits for it.
-int simple_request(ibat_t* h, const std::function<void(std::vector<std::uint8_t>&, std::uint32_t)>& encode) {
+using OkPayload = std::function<int(std::span<const std::uint8_t>)>;
+
+// Sends a request answered by one frame (or an error) and waits for it; `on_ok`, if given, reads
+// the payload of an ok reply and returns the status.
+int simple_request(ibat_t* h, const std::function<void(std::vector<std::uint8_t>&, std::uint32_t)>& encode,
+                   const OkPayload& on_ok = {}) {
   if (!h) return IBAT_EARG;
   bool done = false;
   int result = IBAT_EPROTO;
   int rc = h->session->send(encode,
-                            [&](std::uint32_t, int status, const protocol::FrameHeader*, std::span<const std::uint8_t>) {
+                            [&](std::uint32_t, int status, const protocol::FrameHeader*,
+                                std::span<const std::uint8_t> payload) {
                               done = true;
-                              result = status;
+                              result = status == IBAT_OK && on_ok ? on_ok(payload) : status;
                             },
                             false, nullptr);
   if (rc != IBAT_OK) return rc;
@@ -109,9 +116,11 @@ int ibat_open(const char* socket_path, ibat_t** out) {
   if (!out) return IBAT_EARG;
   *out = nullptr;
   return guarded([&] {
-    auto session = Session::connect(socket_path ? socket_path : ibat_default_socket());
+    const std::string path = socket_path ? socket_path : ibat_default_socket();
+    auto session = Session::connect(path);
     if (!session) return static_cast<int>(IBAT_ECONNECT);
-    *out = new ibat_handle{std::move(session)};
+    auto table = ibat::client::TableClient::open(path, session->fd());
+    *out = new ibat_handle{std::move(session), std::move(table)};
     return static_cast<int>(IBAT_OK);
   });
 }
@@ -128,6 +137,8 @@ void ibat_close(ibat_t* h) {
 int ibat_resolve_sync(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ibat_path* out) {
   if (!out) return IBAT_EARG;
   return guarded([&] {
+    if (h && target && h->table && h->session->connected() && h->table->resolve(*target, opts, *out))
+      return static_cast<int>(IBAT_OK);
     bool done = false;
     int result = IBAT_EPROTO;
     std::uint32_t id = 0;
@@ -155,6 +166,13 @@ int ibat_resolve_async(ibat_t* h, const ibat_target* target, const ibat_resolve_
                        ibat_resolve_cb callback, void* user_data, uint32_t* request_id) {
   if (!callback) return IBAT_EARG;
   return guarded([&] {
+    ibat_path hit;
+    if (h && target && h->table && h->session->connected() && h->table->resolve(*target, opts, hit)) {
+      std::uint32_t id = h->session->take_id();
+      if (request_id) *request_id = id;
+      callback(user_data, id, IBAT_OK, &hit);
+      return static_cast<int>(IBAT_OK);
+    }
     return send_resolve(
         h, target, opts,
         [callback, user_data](std::uint32_t id, int status, const ibat_path* path) {
@@ -208,16 +226,70 @@ int ibat_neigh_del(ibat_t* h, const ibat_target* ip) {
   });
 }
 
-int ibat_flush(ibat_t* h, const ibat_gid* dgid, uint16_t pkey) {
+int ibat_flush(ibat_t* h, const ibat_gid* dgid, uint16_t pkey) { return ibat_flush_count(h, dgid, pkey, nullptr); }
+
+int ibat_flush_count(ibat_t* h, const ibat_gid* dgid, uint16_t pkey, uint32_t* dropped) {
+  if (dropped) *dropped = UINT32_MAX;
   return guarded([&] {
     protocol::FlushRequest req;
     if (dgid) req.dgid = core::Gid{std::to_array(dgid->raw)};
     if (dgid && pkey) req.pkey = core::Pkey{pkey};
-    return simple_request(h, [&](std::vector<std::uint8_t>& out, std::uint32_t id) {
-      protocol::append_flush(out, id, req);
-    });
+    return simple_request(
+        h, [&](std::vector<std::uint8_t>& out, std::uint32_t id) { protocol::append_flush(out, id, req); },
+        [&](std::span<const std::uint8_t> payload) {
+          auto count = protocol::decode_flush_reply(payload);
+          if (!count) return static_cast<int>(IBAT_EPROTO);
+          if (dropped && count.value()) *dropped = *count.value();
+          return static_cast<int>(IBAT_OK);
+        });
   });
 }
+
+namespace {
+
+// Sends one listing request and collects its chunked reply body.
+int fetch_body(ibat_t* h, const std::function<void(std::vector<std::uint8_t>&, std::uint32_t)>& request,
+               std::string& body) {
+  bool done = false;
+  int result = IBAT_EPROTO;
+  int rc = h->session->send(
+      request,
+      [&](std::uint32_t, int status, const protocol::FrameHeader* header, std::span<const std::uint8_t> payload) {
+        if (header && status == IBAT_OK) body.append(payload.begin(), payload.end());
+        if (!header || !header->more() || status != IBAT_OK) {
+          done = true;
+          result = status;
+        }
+      },
+      true, nullptr);
+  if (rc != IBAT_OK) return rc;
+  rc = h->session->wait([&] { return done; });
+  return done ? result : rc;
+}
+
+// PATHS comes a page at a time (docs/protocol.md): asks for every page and joins their arrays.
+int fetch_all_paths(ibat_t* h, std::string& json) {
+  json = "[";
+  std::uint32_t cursor = 0;
+  do {
+    std::string body;
+    int rc = fetch_body(h, [&](std::vector<std::uint8_t>& out, std::uint32_t id) {
+      protocol::append_paths_request(out, id, protocol::PathsRequest{cursor, 0});
+    }, body);
+    if (rc != IBAT_OK) return rc;
+    auto page = protocol::decode_paths_reply(std::span(reinterpret_cast<const std::uint8_t*>(body.data()), body.size()));
+    if (!page) return IBAT_EPROTO;
+    const std::string& array = page.value().json;
+    if (array.size() < 2 || array.front() != '[' || array.back() != ']') return IBAT_EPROTO;
+    if (array.size() > 2) json.append(json.size() > 1 ? "," : "").append(array, 1, array.size() - 2);
+    if (page.value().next != 0 && page.value().next <= cursor) return IBAT_EPROTO;  // must move on
+    cursor = page.value().next;
+  } while (cursor != 0);
+  json += "]";
+  return IBAT_OK;
+}
+
+}  // namespace
 
 int ibat_query_json(ibat_t* h, int listing, char** json_out) {
   if (!h || !json_out) return IBAT_EARG;
@@ -226,21 +298,11 @@ int ibat_query_json(ibat_t* h, int listing, char** json_out) {
   return guarded([&] {
     auto op = static_cast<protocol::Op>(listing);
     std::string body;
-    bool done = false;
-    int result = IBAT_EPROTO;
-    int rc = h->session->send(
-        [&](std::vector<std::uint8_t>& out, std::uint32_t id) { protocol::append_empty_request(out, id, op); },
-        [&](std::uint32_t, int status, const protocol::FrameHeader* header, std::span<const std::uint8_t> payload) {
-          if (header && status == IBAT_OK) body.append(payload.begin(), payload.end());
-          if (!header || !header->more() || status != IBAT_OK) {
-            done = true;
-            result = status;
-          }
-        },
-        true, nullptr);
-    if (rc != IBAT_OK) return rc;
-    rc = h->session->wait([&] { return done; });
-    if (!done) return rc;
+    int result = op == protocol::Op::paths
+                     ? fetch_all_paths(h, body)
+                     : fetch_body(h, [&](std::vector<std::uint8_t>& out, std::uint32_t id) {
+                         protocol::append_empty_request(out, id, op);
+                       }, body);
     if (result != IBAT_OK) return result;
     char* copy = static_cast<char*>(std::malloc(body.size() + 1));
     if (!copy) return static_cast<int>(IBAT_ENOMEM);

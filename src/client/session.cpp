@@ -68,12 +68,17 @@ bool Session::flush() {
   return !broken_;
 }
 
+std::uint32_t Session::take_id() {
+  std::uint32_t id = next_id_++;
+  while (id == 0 || pending_.count(id)) id = next_id_++;
+  return id;
+}
+
 int Session::send(const std::function<void(std::vector<std::uint8_t>&, std::uint32_t)>& encode,
                   FrameHandler handler, bool streaming, std::uint32_t* id_out) {
   if (broken_) return IBAT_EDISCONNECTED;
   if (handler && pending_.size() >= kMaxPending) return IBAT_EOVERLOADED;
-  std::uint32_t id = next_id_++;
-  while (id == 0 || pending_.count(id)) id = next_id_++;
+  std::uint32_t id = take_id();
   encode(out_, id);
   if (handler) pending_.emplace(id, Pending{std::move(handler), streaming});
   if (id_out) *id_out = id;

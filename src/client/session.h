@@ -47,6 +47,8 @@ class Session {
   int send(const std::function<void(std::vector<std::uint8_t>&, std::uint32_t id)>& encode,
            FrameHandler handler, bool streaming, std::uint32_t* id_out);
   bool is_pending(std::uint32_t id) const { return pending_.count(id) != 0; }
+  // An id for a request answered without the daemon (a shared table hit): never sent, never pending.
+  std::uint32_t take_id();
   // Drops the handler of `id` without calling it; later frames for it are ignored.
   void forget(std::uint32_t id);
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "core/resolver.h"
+#include "core/resolve_types.h"
 #include "core/types.h"
 
 namespace ibat::core {
@@ -94,6 +94,11 @@ class PathCache {
   std::size_t size() const { return size_; }
   // Bytes held by the entry chunks and the hash index.
   std::size_t memory_bytes() const;
+
+  // Slots are numbered [0, slot_count()); holds(i): slot i has an entry. Indices are stable, so a
+  // walk by index can pause and resume (entries inserted meanwhile may or may not be seen).
+  Index slot_count() const { return next_unused_; }
+  bool holds(Index i) const { return i < next_unused_ && find(at(i).key) == i; }
 
   // Calls fn(Index) for every entry, most recently used first. fn must not insert or erase.
   template <typename Fn>

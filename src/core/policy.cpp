@@ -40,6 +40,9 @@ std::string Policy::validate() const {
   if (max_pending < 1) return "max_pending must be >= 1 (got " + std::to_string(max_pending) + ")";
   if (request_timeout <= Duration::zero())
     return "request_timeout must be > 0 (got " + ms_text(request_timeout) + ")";
+  if (max_request_timeout < request_timeout)
+    return "max_request_timeout must be >= request_timeout (" + ms_text(request_timeout) + ") (got " +
+           ms_text(max_request_timeout) + ")";
   if (provisional_ttl < Duration::zero())
     return "provisional_ttl must be >= 0 (got " + ms_text(provisional_ttl) + ")";
   if (!default_pkey.is_valid())

@@ -27,6 +27,7 @@ struct Policy {
   std::uint32_t max_waiters_per_key = 1024;
   std::uint32_t max_pending = 65'536;   // requests waiting in total
   Duration request_timeout = 5s;        // default deadline of a resolve request
+  Duration max_request_timeout = 60s;   // cap of the deadline a client asks for
   Duration provisional_ttl = 30s;       // how long an ARP-built path may be served without an SA answer
   Pkey default_pkey{0xFFFF};
 

@@ -6,18 +6,6 @@
 
 namespace ibat::core {
 
-std::string_view to_string(EntryState s) {
-  switch (s) {
-    case EntryState::resolving: return "resolving";
-    case EntryState::valid: return "valid";
-    case EntryState::stale: return "stale";
-    case EntryState::provisional: return "provisional";
-    case EntryState::failed: return "failed";
-    case EntryState::gone: return "gone";
-  }
-  return "unknown";
-}
-
 Resolver::Impl::Impl(const Policy& p, const Clock& c, QuerySink& s, std::uint64_t seed)
     : policy(p), clock(c), sink(s), prng(seed), bucket(p.sa_rate, p.sa_burst, c.now()) {}
 
@@ -30,7 +18,8 @@ RequestId Resolver::resolve(const ResolveRequest& request, Completion done) {
   Impl& m = *impl_;
   RequestId id = m.next_request++;
   ++m.stats.resolves;
-  Pending p{std::move(done), m.now() + request.timeout.value_or(m.policy.request_timeout), 0, request};
+  Duration timeout = std::min(request.timeout.value_or(m.policy.request_timeout), m.policy.max_request_timeout);
+  Pending p{std::move(done), m.now() + timeout, 0, request};
   if (request.timeout && *request.timeout < Duration::zero())
     m.deliver(id, std::move(p), failure(Error::invalid));
   else
@@ -72,7 +61,7 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   auto consider = [&next](TimePoint t) {
     if (!next || t < *next) next = t;
   };
-  if (!m.deadlines.empty()) consider(m.deadlines.top().first);
+  if (!m.deadlines.empty()) consider(m.deadlines.begin()->first);
   if (!m.retries.empty()) consider(m.retries.top().first);
   if (!m.revalidation_schedule.empty()) consider(m.next_revalidation);
   bool queued = !m.urgent_queue.empty() || !m.background_queue.empty();
@@ -86,8 +75,14 @@ Stats Resolver::stats() const {
   s.entries = impl_->cache.size();
   s.pending = impl_->pending.size();
   s.inflight = impl_->inflight.size();
-  s.neighbours = impl_->endpoints.size();
+  s.neighbours = impl_->neighbours.size();
   return s;
+}
+
+Resolver::TableSizes Resolver::table_sizes() const {
+  const Impl& m = *impl_;
+  return {.pending = m.pending.size(), .deadlines = m.deadlines.size(), .jobs = m.jobs.size(),
+          .queued = m.urgent_queue.size() + m.background_queue.size(), .lid_failures = m.lid_failures.size()};
 }
 
 const Policy& Resolver::policy() const { return impl_->policy; }
@@ -108,6 +103,9 @@ void Resolver::Impl::dispatch(RequestId id, Pending&& p) {
     return deliver(id, std::move(p), failure(Error::invalid));
   Gid sgid = r.sgid ? *r.sgid : (port ? port->gid : Gid{});
   if (sgid.is_zero()) return deliver(id, std::move(p), failure(Error::unreachable));
+  // A path from a GID that is not our port's is not this host's to give: nothing is queried or
+  // remembered for it. (Before the port is known, an explicit source GID is taken as given.)
+  if (port && sgid != port->gid) return deliver(id, std::move(p), failure(Error::invalid));
   Pkey pkey = r.pkey.value_or(policy.default_pkey);
 
   if (const auto* gid = std::get_if<Gid>(&r.target)) {
@@ -124,7 +122,7 @@ void Resolver::Impl::dispatch(RequestId id, Pending&& p) {
     return resolve_lid(id, std::move(p), LidKey{sgid, *lid, pkey});
   }
   const IpAddr ip = std::get<IpAddr>(r.target);
-  if (const Neighbour* n = endpoints.find(ip)) {
+  if (const Neighbour* n = neighbours.find(ip)) {
     Gid gid = n->hw.gid();
     if (gid.is_zero()) return deliver(id, std::move(p), failure(Error::unreachable));
     return resolve_gid(id, std::move(p), PathKey{sgid, gid, pkey});
@@ -143,6 +141,13 @@ bool Resolver::Impl::refresh_servable(CacheEntry& e) {
     case EntryState::provisional: return t - e.produced < policy.provisional_ttl;
     default: return false;
   }
+}
+
+void Resolver::Impl::note_change(const CacheEntry& e, EntryState old_state, Lid old_dlid) {
+  if (!path_observer) return;
+  outbox.emplace_back(PathChange{.sgid = e.key.sgid, .dgid = e.key.dgid, .pkey = e.key.pkey,
+                                 .old_state = old_state, .state = e.state, .old_dlid = old_dlid,
+                                 .dlid = e.has_path() ? e.path.dlid : Lid{}});
 }
 
 ResolveResult Resolver::Impl::served(const CacheEntry& e) const {
@@ -195,7 +200,11 @@ void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
     if (job.waiters.size() >= policy.max_waiters_per_key)
       return deliver(id, std::move(p), failure(Error::overloaded));
     ++stats.coalesced;
-    if (job.queued) urgent_queue.emplace_back(job_id, job.queue_seq);  // promote a background job
+    if (job.queued && !job.urgent) {  // promote a background job
+      job.urgent = true;
+      urgent_queue.emplace_back(job_id, job.queue_seq);
+      compact_queue(urgent_queue);
+    }
   } else {
     job_id = create_job(key);
     enqueue(job_id, true);
@@ -223,12 +232,17 @@ void Resolver::Impl::deliver(RequestId id, Pending&& p, const ResolveResult& res
   outbox.emplace_back(CompletionCall{std::move(p.done), id, result});
 }
 
+Pending Resolver::Impl::take_pending(std::unordered_map<RequestId, Pending>::iterator it) {
+  Pending p = std::move(it->second);
+  deadlines.erase({p.deadline, it->first});
+  pending.erase(it);
+  return p;
+}
+
 void Resolver::Impl::complete_detached(RequestId id, const ResolveResult& result) {
   auto it = pending.find(id);
   if (it == pending.end()) return;
-  Pending p = std::move(it->second);
-  pending.erase(it);
-  deliver(id, std::move(p), result);
+  deliver(id, take_pending(it), result);
 }
 
 void Resolver::Impl::complete(RequestId id, const ResolveResult& result) {
@@ -236,27 +250,29 @@ void Resolver::Impl::complete(RequestId id, const ResolveResult& result) {
   if (it == pending.end()) return;
   std::vector<RequestId>* list = nullptr;
   IpAddr ip;
-  if (it->second.job != 0) {
-    if (auto j = jobs.find(it->second.job); j != jobs.end()) list = &j->second.waiters;
+  const JobId job = it->second.job;
+  if (job != 0) {
+    if (auto j = jobs.find(job); j != jobs.end()) list = &j->second.waiters;
   } else {
     ip = std::get<IpAddr>(it->second.request.target);
     if (auto w = neighbour_waits.find(ip); w != neighbour_waits.end()) list = &w->second;
   }
+  const bool left_a_job = list && job != 0;
   if (list) {
     list->erase(std::find(list->begin(), list->end(), id));
-    if (list->empty() && it->second.job == 0) neighbour_waits.erase(ip);
+    if (list->empty() && job == 0) neighbour_waits.erase(ip);
   }
   complete_detached(id, result);
+  if (left_a_job) drop_if_abandoned(job);
 }
 
 void Resolver::Impl::expire_deadlines(TimePoint t) {
-  while (!deadlines.empty() && deadlines.top().first <= t) {
-    auto [deadline, id] = deadlines.top();
-    deadlines.pop();
+  while (!deadlines.empty() && deadlines.begin()->first <= t) {
+    const RequestId id = deadlines.begin()->second;
     auto it = pending.find(id);
-    if (it == pending.end() || it->second.deadline != deadline) continue;
-    // Without a neighbour entry the IP stays unknown: that is `unreachable`, not a slow SA.
-    complete(id, failure(it->second.job == 0 ? Error::unreachable : Error::timeout));
+    // Without a neighbour entry the IP stays unknown, and while the local port is down no query
+    // can leave: both are `unreachable`, not a slow SA.
+    complete(id, failure(it->second.job == 0 || !port_active ? Error::unreachable : Error::timeout));
   }
 }
 
@@ -275,6 +291,8 @@ void Resolver::Impl::flush_outbox() {
       if (call->done) call->done(call->id, call->result);
     } else if (auto* query = std::get_if<PathQuery>(&item)) {
       sink.send_path_query(*query);
+    } else if (auto* change = std::get_if<PathChange>(&item)) {
+      if (path_observer) path_observer(*change);
     } else {
       sink.cancel_query(std::get<CancelCall>(item).id);
     }

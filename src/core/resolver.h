@@ -1,77 +1,44 @@
-// The Resolver: the deterministic heart of ibat. It owns the path cache and the endpoint table,
+// The Resolver: the deterministic heart of ibat. It owns the path cache and the neighbour table,
 // queues resolve requests, coalesces them into at most one SA query per key, serves stale and
 // provisional entries through SM events, and completes every accepted request exactly once.
 // Inputs: resolve/cancel, query results, fabric and neighbour events, tick(). Outputs: completions
 // and PathQuery objects through the QuerySink. No I/O, no threads: time comes from the Clock.
+// Where the methods live: resolver.cpp (resolve, cancel, cancel_all, tick, next_wakeup, stats,
+// policy, set_policy), resolver_jobs.cpp (on_query_result), resolver_events.cpp (the fabric and
+// neighbour events, flush_all, flush, load_stale, entries, neighbours); resolver_impl.h is the
+// private state they share.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <variant>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/policy.h"
 #include "core/query_sink.h"
+#include "core/resolve_types.h"
 #include "core/stats.h"
 #include "core/types.h"
 
 namespace ibat::core {
 
-enum class EntryState : std::uint8_t { resolving, valid, stale, provisional, failed, gone };
-std::string_view to_string(EntryState s);
-
-using RequestId = std::uint64_t;
-using Target = std::variant<Gid, Lid, IpAddr, HwAddr>;
-
-struct ResolveRequest {
-  Target target;
-  std::optional<Gid> sgid;         // default: the local port GID
-  std::optional<Pkey> pkey;        // default: Policy::default_pkey
-  std::optional<Duration> timeout; // default: Policy::request_timeout
-  bool cache_only = false;         // never query the SA; miss -> no_record at once
-  bool force_sa = false;           // ignore the cached answer, query and wait for a fresh one
-};
-
-struct ResolveResult {
-  Error error = Error::ok;
-  PathRecord path;                 // servable (DESIGN invariant 3) when error == ok
-  EntryState state = EntryState::valid;  // valid, stale or provisional when error == ok
-  Duration age{0};                 // time since the SA (or ARP) produced this path
-};
-
 using Completion = std::function<void(RequestId, const ResolveResult&)>;
 
-// What the port monitor knows about the local port.
-struct LocalPort {
-  Gid gid;
-  Lid lid;
-  Lid sm_lid;
-  bool active = false;
-};
-
-// IPoIB broadcast-group parameters, used to build provisional paths from ARP source LIDs.
-struct BroadcastParams {
-  Pkey pkey;
-  std::uint8_t mtu = 0;   // code
-  std::uint8_t rate = 0;  // code
-  std::uint8_t sl = 0;
-  std::uint8_t pkt_life = 0;
-};
-
-// One entry as shown by `ibat paths` and written to the snapshot.
-struct CacheEntryView {
+// A cached path that changed under its users (the WATCH `path` event, docs/protocol.md): an SA
+// answer moved its DLID or confirmed a provisional path, or the path was lost (the SA has none,
+// trap 65). Revalidation that finds the same DLID, and paths turning stale, are not reported.
+struct PathChange {
   Gid sgid;
   Gid dgid;
   Pkey pkey;
-  EntryState state;
-  PathRecord path;  // meaningful for valid/stale/provisional
-  Duration age{0};
-  Duration idle{0};
-  Error last_error = Error::ok;
+  EntryState old_state = EntryState::valid;
+  EntryState state = EntryState::valid;
+  Lid old_dlid;
+  Lid dlid;  // 0 when `state` has no path
 };
+using PathObserver = std::function<void(const PathChange&)>;
 
 class Resolver {
  public:
@@ -98,13 +65,16 @@ class Resolver {
   void on_gid_out_of_service(const Gid& gid); // trap 65
   void on_gid_in_service(const Gid& gid);     // trap 64
   void on_broadcast_params(const BroadcastParams& params);
+  // Called, like completions, once the Resolver is consistent again (it may re-enter).
+  void set_path_observer(PathObserver observer);
 
   // Neighbour input (ARP reply, netlink, `ibat neigh add`). source_lid: seen on receive, if known.
   void on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Lid> source_lid = std::nullopt);
-  void on_neighbour_removed(const IpAddr& ip);
+  bool on_neighbour_removed(const IpAddr& ip);  // false: there was no entry for ip
 
-  void flush_all();
-  bool flush(const Gid& dgid, std::optional<Pkey> pkey = std::nullopt);
+  // Both return how many cache entries they dropped.
+  std::size_t flush_all();
+  std::size_t flush(const Gid& dgid, std::optional<Pkey> pkey = std::nullopt);
 
   // Load entries (e.g. from a snapshot) as stale; they are revalidated in the background.
   void load_stale(const std::vector<CacheEntryView>& entries);
@@ -116,8 +86,25 @@ class Resolver {
 
   Stats stats() const;
   std::vector<CacheEntryView> entries() const;
+  // Up to `limit` entries from `cursor` on (0: the start), in no particular order, and the cursor
+  // of the next page (nullopt: this was the last). An entry that stays cached while a listing is
+  // walked page by page appears exactly once.
+  struct EntryPage {
+    std::vector<CacheEntryView> entries;
+    std::optional<std::uint32_t> next;
+  };
+  EntryPage entries_page(std::uint32_t cursor, std::size_t limit) const;
   struct NeighbourView { IpAddr ip; HwAddr hw; std::optional<Lid> source_lid; };
   std::vector<NeighbourView> neighbours() const;
+  // Sizes of the tables that client requests fill (bounds in docs/security.md).
+  struct TableSizes {
+    std::size_t pending = 0;       // requests waiting (<= Policy::max_pending)
+    std::size_t deadlines = 0;     // deadline-list entries (one per pending request)
+    std::size_t jobs = 0;          // queries wanted: by waiters, or for the cache
+    std::size_t queued = 0;        // send-queue items (<= 2 x jobs + 64)
+    std::size_t lid_failures = 0;  // negative answers of resolve-by-LID (<= Policy::capacity)
+  };
+  TableSizes table_sizes() const;
   const Policy& policy() const;
   void set_policy(const Policy& policy);  // SIGHUP reload
 

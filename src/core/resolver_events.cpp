@@ -56,8 +56,11 @@ void Resolver::on_gid_out_of_service(const Gid& gid) {
   });
   for (PathCache::Index i : hit) {
     CacheEntry& e = m.cache.at(i);
+    const EntryState old_state = e.state;
+    const bool had_path = e.has_path();
     e.state = EntryState::gone;
     e.last_error = Error::unreachable;
+    if (had_path) m.note_change(e, old_state, e.path.dlid);
     if (!e.pinned()) continue;
     JobId id = m.job_for(JobKey::for_path(e.key));
     Job& job = m.jobs.at(id);
@@ -85,12 +88,14 @@ void Resolver::on_gid_in_service(const Gid& gid) {
     e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
     e.retry_after = TimePoint{};
     ++m.stats.revalidations;
-    m.enqueue(m.create_job(JobKey::for_path(e.key)), false);
+    m.enqueue_for_cache(JobKey::for_path(e.key));
   }
   m.settle();
 }
 
 void Resolver::on_broadcast_params(const BroadcastParams& params) { impl_->broadcast = params; }
+
+void Resolver::set_path_observer(PathObserver observer) { impl_->path_observer = std::move(observer); }
 
 std::optional<PathRecord> Resolver::Impl::provisional_path(const PathKey& key, Lid source_lid) const {
   if (!broadcast || !port) return std::nullopt;
@@ -115,7 +120,7 @@ std::optional<PathRecord> Resolver::Impl::provisional_path(const PathKey& key, L
 
 void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Lid> source_lid) {
   Impl& m = *impl_;
-  EndpointTable::Update update = m.endpoints.upsert(ip, hw, source_lid);
+  NeighbourTable::Update update = m.neighbours.upsert(ip, hw, source_lid);
   Gid gid = hw.gid();
   if (m.port && !m.port->gid.is_zero() && !gid.is_zero()) {
     PathKey key{m.port->gid, gid, m.policy.default_pkey};
@@ -137,7 +142,7 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
     bool negative = e && e->state == EntryState::failed && m.now() < e->retry_after;
     if (!e || (news && !e->pinned() && e->state != EntryState::valid && !negative)) {
       if (e && e->state == EntryState::stale) ++m.stats.revalidations;
-      m.enqueue(m.create_job(JobKey::for_path(key)), false);
+      m.enqueue_for_cache(JobKey::for_path(key));
     }
   }
   // Requests that waited for this IP go on as ordinary requests, keeping their deadlines.
@@ -145,20 +150,17 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
     std::vector<RequestId> waiters = std::move(w->second);
     m.neighbour_waits.erase(w);
     for (RequestId id : waiters) {
-      auto it = m.pending.find(id);
-      Pending p = std::move(it->second);
-      m.pending.erase(it);
-      m.dispatch(id, std::move(p));
+      m.dispatch(id, m.take_pending(m.pending.find(id)));
     }
   }
   m.settle();
 }
 
-void Resolver::on_neighbour_removed(const IpAddr& ip) { impl_->endpoints.remove(ip); }
+bool Resolver::on_neighbour_removed(const IpAddr& ip) { return impl_->neighbours.remove(ip); }
 
 // Drops the matching entries. A query in flight is cancelled; its waiters are not dropped but
 // wait for a fresh query.
-void Resolver::Impl::flush_matching(const std::function<bool(const PathKey&)>& match) {
+std::size_t Resolver::Impl::flush_matching(const std::function<bool(const PathKey&)>& match) {
   std::vector<PathKey> keys;
   cache.for_each([&](PathCache::Index i) {
     if (match(cache.at(i).key)) keys.push_back(cache.at(i).key);
@@ -184,11 +186,12 @@ void Resolver::Impl::flush_matching(const std::function<bool(const PathKey&)>& m
   }
   for (auto it = lid_failures.begin(); it != lid_failures.end();)
     it = match(PathKey{it->first.sgid, Gid{}, it->first.pkey}) ? lid_failures.erase(it) : std::next(it);
+  return keys.size();
 }
 
-void Resolver::flush_all() {
+std::size_t Resolver::flush_all() {
   Impl& m = *impl_;
-  m.flush_matching([](const PathKey&) { return true; });
+  std::size_t dropped = m.flush_matching([](const PathKey&) { return true; });
   std::vector<JobId> lid_jobs;
   for (const auto& [id, job] : m.jobs)
     if (job.key.by_lid) lid_jobs.push_back(id);
@@ -196,18 +199,15 @@ void Resolver::flush_all() {
   m.lid_failures.clear();
   m.revalidation_schedule.clear();
   m.settle();
+  return dropped;
 }
 
-bool Resolver::flush(const Gid& dgid, std::optional<Pkey> pkey) {
+std::size_t Resolver::flush(const Gid& dgid, std::optional<Pkey> pkey) {
   Impl& m = *impl_;
-  bool any = false;
-  m.flush_matching([&](const PathKey& k) {
-    bool hit = k.dgid == dgid && (!pkey || k.pkey == *pkey);
-    any = any || hit;
-    return hit;
-  });
+  std::size_t dropped =
+      m.flush_matching([&](const PathKey& k) { return k.dgid == dgid && (!pkey || k.pkey == *pkey); });
   m.settle();
-  return any;
+  return dropped;
 }
 
 void Resolver::load_stale(const std::vector<CacheEntryView>& views) {
@@ -241,28 +241,40 @@ void Resolver::load_stale(const std::vector<CacheEntryView>& views) {
   m.settle();
 }
 
+CacheEntryView Resolver::Impl::view_of(const CacheEntry& e, TimePoint t) const {
+  CacheEntryView v{.sgid = e.key.sgid, .dgid = e.key.dgid, .pkey = e.key.pkey, .state = e.state,
+                   .path = {}, .age = {}, .idle = t - e.used, .last_error = e.last_error};
+  if (e.has_path()) {
+    v.path = e.path.unpack(e.key);
+    v.age = t - e.produced;
+    if (e.state == EntryState::valid && v.age >= policy.path_ttl) v.state = EntryState::stale;
+  }
+  return v;
+}
+
 std::vector<CacheEntryView> Resolver::entries() const {
   const Impl& m = *impl_;
   std::vector<CacheEntryView> out;
   out.reserve(m.cache.size());
   TimePoint t = m.now();
-  m.cache.for_each([&](PathCache::Index i) {
-    const CacheEntry& e = m.cache.at(i);
-    CacheEntryView v{.sgid = e.key.sgid, .dgid = e.key.dgid, .pkey = e.key.pkey, .state = e.state,
-                     .path = {}, .age = {}, .idle = t - e.used, .last_error = e.last_error};
-    if (e.has_path()) {
-      v.path = e.path.unpack(e.key);
-      v.age = t - e.produced;
-      if (e.state == EntryState::valid && v.age >= m.policy.path_ttl) v.state = EntryState::stale;
-    }
-    out.push_back(v);
-  });
+  m.cache.for_each([&](PathCache::Index i) { out.push_back(m.view_of(m.cache.at(i), t)); });
   return out;
+}
+
+Resolver::EntryPage Resolver::entries_page(std::uint32_t cursor, std::size_t limit) const {
+  const Impl& m = *impl_;
+  EntryPage page;
+  TimePoint t = m.now();
+  PathCache::Index i = cursor;
+  for (; i < m.cache.slot_count() && page.entries.size() < limit; ++i)
+    if (m.cache.holds(i)) page.entries.push_back(m.view_of(m.cache.at(i), t));
+  if (i < m.cache.slot_count()) page.next = i;
+  return page;
 }
 
 std::vector<Resolver::NeighbourView> Resolver::neighbours() const {
   std::vector<NeighbourView> out;
-  impl_->endpoints.for_each([&](const IpAddr& ip, const Neighbour& n) {
+  impl_->neighbours.for_each([&](const IpAddr& ip, const Neighbour& n) {
     out.push_back({ip, n.hw, n.source_lid});
   });
   return out;

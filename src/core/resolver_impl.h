@@ -8,13 +8,14 @@
 #include <functional>
 #include <optional>
 #include <queue>
+#include <set>
 #include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "core/backoff.h"
-#include "core/endpoint_table.h"
+#include "core/neighbour_table.h"
 #include "core/path_cache.h"
 #include "core/resolver.h"
 #include "core/token_bucket.h"
@@ -55,6 +56,8 @@ struct Job {
   std::uint32_t attempts = 0;   // failed attempts so far
   std::uint64_t queue_seq = 0;  // send-queue entries with another seq are outdated
   bool queued = false;          // waiting for a send slot (inflight cap, token bucket, port)
+  bool urgent = false;          // queued in the urgent queue (a waiter promoted it)
+  bool for_cache = false;       // revalidation or prefetch: wanted even without waiters
   bool retry_wait = false;      // waiting for its backoff to end
   TimePoint retry_at{};
 };
@@ -74,7 +77,7 @@ struct CompletionCall {
 struct CancelCall {
   QueryId id;
 };
-using Outgoing = std::variant<CompletionCall, PathQuery, CancelCall>;
+using Outgoing = std::variant<CompletionCall, PathQuery, CancelCall, PathChange>;
 
 inline ResolveResult failure(Error error) {
   ResolveResult r;
@@ -92,17 +95,25 @@ struct Resolver::Impl {
   void wait_on_job(RequestId id, Pending&& p, const JobKey& key);
   void wait_for_neighbour(RequestId id, Pending&& p, const IpAddr& ip);
   void deliver(RequestId id, Pending&& p, const ResolveResult& result);
+  Pending take_pending(std::unordered_map<RequestId, Pending>::iterator it);  // with its deadline
   void complete(RequestId id, const ResolveResult& result);  // detaches from its wait list
   void complete_detached(RequestId id, const ResolveResult& result);
   void expire_deadlines(TimePoint now);
   ResolveResult served(const CacheEntry& e) const;
+  void note_change(const CacheEntry& e, EntryState old_state, Lid old_dlid);  // for the path observer
+  CacheEntryView view_of(const CacheEntry& e, TimePoint now) const;
   bool refresh_servable(CacheEntry& e);  // valid -> stale after TTL; can it be served now?
   void settle();                         // send what can be sent, then run the outbox
 
   // resolver_jobs.cpp: jobs, queries, results.
   JobId create_job(const JobKey& key);
   void destroy_job(JobId id);
+  bool abandoned(const Job& job) const { return job.waiters.empty() && !job.for_cache; }
+  void drop_if_abandoned(JobId id);  // a query nobody waits for any more is not sent
   void enqueue(JobId id, bool urgent);
+  void enqueue_for_cache(const JobKey& key);  // a background job (revalidation, prefetch)
+  void compact_queue(std::deque<std::pair<JobId, std::uint64_t>>& queue);
+  void remember_lid_failure(const LidKey& key, TimePoint until, Error error);
   void start_revalidation(PathCache::Index i);
   void pump();
   void send_query(JobId id);
@@ -119,7 +130,7 @@ struct Resolver::Impl {
 
   // resolver_events.cpp: fabric events, flush, snapshot.
   void schedule_revalidation_all();
-  void flush_matching(const std::function<bool(const PathKey&)>& match);
+  std::size_t flush_matching(const std::function<bool(const PathKey&)>& match);  // entries dropped
   std::optional<PathRecord> provisional_path(const PathKey& key, Lid source_lid) const;
 
   TimePoint now() const { return clock.now(); }
@@ -133,11 +144,12 @@ struct Resolver::Impl {
   QuerySink& sink;
   Prng prng;
   PathCache cache;
-  EndpointTable endpoints;
+  NeighbourTable neighbours;
   TokenBucket bucket;
   std::optional<LocalPort> port;  // unknown until the first on_local_port (then assumed usable)
   bool port_active = true;
   std::optional<BroadcastParams> broadcast;
+  PathObserver path_observer;
   Stats stats;
 
   std::unordered_map<RequestId, Pending> pending;
@@ -153,7 +165,7 @@ struct Resolver::Impl {
 
   using Timed = std::pair<TimePoint, std::uint64_t>;
   using MinHeap = std::priority_queue<Timed, std::vector<Timed>, std::greater<>>;
-  MinHeap deadlines;  // (deadline, RequestId), outdated items skipped when popped
+  std::set<Timed> deadlines;  // (deadline, RequestId) of every pending request, and nothing else
   MinHeap retries;    // (retry_at, JobId)
   std::deque<std::pair<JobId, std::uint64_t>> urgent_queue;      // jobs with waiters
   std::deque<std::pair<JobId, std::uint64_t>> background_queue;  // revalidation, prefetch

@@ -45,19 +45,44 @@ void Resolver::Impl::destroy_job(JobId id) {
   if (e.state == EntryState::resolving) cache.erase(i);  // nothing learnt and nobody waits
 }
 
+void Resolver::Impl::drop_if_abandoned(JobId id) {
+  auto it = jobs.find(id);
+  // A query in flight still goes on: its answer fills the cache (at most sa_max_inflight of them).
+  if (it != jobs.end() && abandoned(it->second) && it->second.query == 0) destroy_job(id);
+}
+
 void Resolver::Impl::enqueue(JobId id, bool urgent) {
   Job& job = jobs.at(id);
   job.queued = true;
+  job.urgent = urgent;
   job.retry_wait = false;
   ++job.queue_seq;
-  (urgent ? urgent_queue : background_queue).emplace_back(id, job.queue_seq);
+  auto& queue = urgent ? urgent_queue : background_queue;
+  queue.emplace_back(id, job.queue_seq);
+  compact_queue(queue);
+}
+
+void Resolver::Impl::enqueue_for_cache(const JobKey& key) {
+  JobId id = create_job(key);
+  jobs.at(id).for_cache = true;
+  enqueue(id, false);
+}
+
+// Items of destroyed or re-queued jobs are skipped when they reach the front; a queue that holds
+// mostly such items is swept, so that each queue stays within 2 x jobs + 64 items.
+void Resolver::Impl::compact_queue(std::deque<std::pair<JobId, std::uint64_t>>& queue) {
+  if (queue.size() <= 2 * jobs.size() + 64) return;
+  std::erase_if(queue, [this](const std::pair<JobId, std::uint64_t>& item) {
+    auto it = jobs.find(item.first);
+    return it == jobs.end() || !it->second.queued || it->second.queue_seq != item.second;
+  });
 }
 
 void Resolver::Impl::start_revalidation(PathCache::Index i) {
   CacheEntry& e = cache.at(i);
   if (e.pinned() || (e.flags & CacheEntry::kScheduled) || now() < e.retry_after) return;
   ++stats.revalidations;
-  enqueue(create_job(JobKey::for_path(e.key)), false);
+  enqueue_for_cache(JobKey::for_path(e.key));
 }
 
 void Resolver::Impl::pump() {
@@ -128,6 +153,9 @@ void Resolver::Impl::accept(JobId id, const PathRecord& path) {
 
   PathCache::Index i = ensure_entry(key);
   CacheEntry& e = cache.at(i);
+  const bool had_path = e.has_path();
+  const EntryState old_state = e.state;
+  const Lid old_dlid = e.path.dlid;
   cache.unindex_lid(i);
   e.path = CompactPath::pack(path);
   e.state = EntryState::valid;
@@ -136,6 +164,7 @@ void Resolver::Impl::accept(JobId id, const PathRecord& path) {
   e.last_error = Error::ok;
   e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
   cache.index_lid(i);
+  if (had_path && (old_dlid != path.dlid || old_state == EntryState::provisional)) note_change(e, old_state, old_dlid);
   lid_failures.erase(LidKey{key.sgid, path.dlid, key.pkey});
   if (!waiters.empty()) cache.touch(i, now());
   ResolveResult result = served(e);
@@ -145,6 +174,7 @@ void Resolver::Impl::accept(JobId id, const PathRecord& path) {
 
 void Resolver::Impl::handle_failure(JobId id, Error error) {
   Job& job = jobs.at(id);
+  if (abandoned(job)) return destroy_job(id);  // nobody waits: no retry, nothing learnt
   if (!port_active) {  // not the destination's fault: ask again once the port is back
     enqueue(id, !job.waiters.empty());
     return;
@@ -165,7 +195,7 @@ void Resolver::Impl::give_up(JobId id, Error error) {
   std::vector<RequestId> waiters = std::move(job.waiters);
   TimePoint until = now() + policy.negative_ttl;
   if (key.by_lid) {
-    lid_failures[LidKey{key.sgid, key.dlid, key.pkey}] = {until, error};
+    remember_lid_failure(LidKey{key.sgid, key.dlid, key.pkey}, until, error);
   } else if (PathCache::Index i = cache.find(key.path_key()); i != PathCache::npos) {
     CacheEntry& e = cache.at(i);
     // A destination we had a path to that the SA no longer knows has left the fabric (link
@@ -177,12 +207,25 @@ void Resolver::Impl::give_up(JobId id, Error error) {
     // A last good path stays served (SM away, lossy link) unless the SA says it has no path;
     // a gone destination stays gone until it answers or trap 64 arrives.
     if (e.state != EntryState::gone && (!e.has_path() || vanished)) {
+      const EntryState old_state = e.state;
       cache.unindex_lid(i);
       e.state = EntryState::failed;
+      if (vanished) note_change(e, old_state, e.path.dlid);
     }
   }
   destroy_job(id);
   for (RequestId w : waiters) complete_detached(w, failure(error));
+}
+
+// Bounded by the cache capacity: expired failures are swept first; if the table is still full
+// the failure is not remembered (the next request for it asks the SA again, at sa_rate).
+void Resolver::Impl::remember_lid_failure(const LidKey& key, TimePoint until, Error error) {
+  if (lid_failures.size() >= policy.capacity && !lid_failures.contains(key)) {
+    const TimePoint t = now();
+    std::erase_if(lid_failures, [t](const auto& item) { return item.second.until <= t; });
+    if (lid_failures.size() >= policy.capacity) return;
+  }
+  lid_failures[key] = {until, error};
 }
 
 void Resolver::Impl::release_retries(TimePoint t) {
@@ -211,7 +254,7 @@ void Resolver::Impl::release_revalidations(TimePoint t) {
     if (e.pinned() || !needs_answer) continue;
     e.retry_after = TimePoint{};
     ++stats.revalidations;
-    enqueue(create_job(JobKey::for_path(key)), false);
+    enqueue_for_cache(JobKey::for_path(key));
     // Spread: each gap is drawn from [0.5, 1.5] x the nominal interval (mean rate kept).
     next_revalidation += prng.uniform(interval / 2, interval + interval / 2);
   }
@@ -231,13 +274,17 @@ void Resolver::Impl::restart_or_drop_job(JobId id) {
 }
 
 void Resolver::Impl::requeue_inflight() {
+  std::vector<JobId> requeue;
   for (const auto& [query, id] : inflight) {
     outbox.emplace_back(CancelCall{query});
-    Job& job = jobs.at(id);
-    job.query = 0;
-    enqueue(id, !job.waiters.empty());
+    jobs.at(id).query = 0;
+    requeue.push_back(id);
   }
   inflight.clear();
+  for (JobId id : requeue) {
+    if (abandoned(jobs.at(id))) destroy_job(id);
+    else enqueue(id, !jobs.at(id).waiters.empty());
+  }
 }
 
 PathCache::Index Resolver::Impl::ensure_entry(const PathKey& key) {

@@ -99,7 +99,7 @@ struct PathRecord {
   std::uint8_t preference = 0;
 
   // A path may be handed to a client only if this holds: non-zero unicast DLID and SLID,
-  // known MTU and rate codes, non-zero DGID and a valid P_Key (DESIGN.md §3 invariant 3).
+  // known MTU and rate codes, non-zero DGID and a valid P_Key (docs/design.md §3, invariant 3).
   bool is_servable() const;
   bool operator==(const PathRecord&) const = default;
 };

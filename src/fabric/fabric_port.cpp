@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fabric/mad_requester.h"
+#include "fabric/port_events.h"
 #include "fabric/port_monitor.h"
 #include "fabric/sa_client.h"
 #include "fabric/trap_subscriber.h"
@@ -21,11 +22,13 @@ struct FabricPort::Impl {
         transport(loop, opts.ca, opts.port),
         requester(loop, transport, std::random_device{}()),
         sa(requester, RetryPolicy{opts.mad_timeout, opts.mad_retries}),
+        port_events(open_verbs_events(loop, transport.snapshot().ca, transport.snapshot().port, no_port_events)),
         monitor(loop, requester, transport.snapshot().gid, static_cast<std::uint8_t>(transport.snapshot().port),
-                opts.poll_interval, monitor_policy(opts),
+                opts.poll_interval, port_events ? core::Duration::zero() : opts.sm_check_interval,
+                monitor_policy(opts),
                 PortMonitor::Events{[this](const core::LocalPort& p, std::uint8_t sl) { on_local_port(p, sl); },
                                     [this] { on_sm_changed(); },
-                                    [this](std::uint16_t sm_lid, std::function<void(std::optional<bool>)> done) {
+                                    [this](core::Lid sm_lid, std::function<void(std::optional<bool>)> done) {
                                       check_sa_state(sm_lid, std::move(done));
                                     }}),
         traps(requester, transport, RetryPolicy{opts.mad_timeout, opts.mad_retries},
@@ -39,7 +42,7 @@ struct FabricPort::Impl {
   }
 
   // The SA lost our subscriptions iff it restarted; only asked once both are confirmed.
-  void check_sa_state(std::uint16_t sm_lid, std::function<void(std::optional<bool>)> done) {
+  void check_sa_state(core::Lid sm_lid, std::function<void(std::optional<bool>)> done) {
     if (subscriptions_confirmed < 2) return done(std::nullopt);
     traps.check_subscribed(sm_lid, sm_sl, transport.snapshot().gid, std::move(done));
   }
@@ -55,9 +58,9 @@ struct FabricPort::Impl {
   }
 
   void on_local_port(const core::LocalPort& port, std::uint8_t port_sm_sl) {
-    const bool first_sm = sa.sm_lid() == 0 && port.sm_lid.value != 0;
+    const bool first_sm = sa.sm_lid().value == 0 && port.sm_lid.value != 0;
     sm_sl = port_sm_sl;
-    if (port.sm_lid.value != 0) sa.set_sm(port.sm_lid.value, sm_sl);
+    if (port.sm_lid.value != 0) sa.set_sm(port.sm_lid, sm_sl);
     current = port;
     if (events.on_local_port) events.on_local_port(port);
     if (first_sm) {
@@ -87,7 +90,7 @@ struct FabricPort::Impl {
   }
 
   void send(const core::PathQuery& query) {
-    if (sa.sm_lid() == 0) {
+    if (sa.sm_lid().value == 0) {
       queued.push_back(query);
       return;
     }
@@ -101,6 +104,8 @@ struct FabricPort::Impl {
   UmadTransport transport;
   MadRequester requester;
   SaClient sa;
+  std::string no_port_events;  // why there is no HCA event source
+  std::unique_ptr<PortEventSource> port_events;
   PortMonitor monitor;
   TrapSubscriber traps;
   core::LocalPort current;
@@ -116,11 +121,16 @@ FabricPort::FabricPort(asio::io_context& loop, const FabricOptions& options, Fab
 FabricPort::~FabricPort() { stop(); }
 
 void FabricPort::start() {
-  impl_->transport.start([impl = impl_.get()](const ReceivedMad& mad) { impl->on_mad(mad); });
-  impl_->monitor.start();
+  Impl& impl = *impl_;
+  impl.transport.start([&impl](const ReceivedMad& mad) { impl.on_mad(mad); });
+  // A MAD to the SM or SA that timed out: it may have restarted or moved.
+  impl.requester.on_remote_timeout([&impl](MadRoute, core::Lid) { impl.monitor.suspect(); });
+  if (impl.port_events) impl.port_events->start([&impl](PortEvent e) { impl.monitor.on_port_event(e); });
+  impl.monitor.start();
 }
 
 void FabricPort::stop() {
+  if (impl_->port_events) impl_->port_events->stop();
   impl_->monitor.stop();
   impl_->transport.stop();
 }
@@ -136,6 +146,8 @@ FabricStats FabricPort::stats() const {
   const RequesterCounters& c = impl_->requester.counters();
   FabricStats s;
   s.mads_sent = c.sent;
+  s.local_mads_sent = c.local_sent;
+  s.remote_mads_sent = c.remote_sent;
   s.mads_received = c.received;
   s.mad_timeouts = c.timeouts;
   s.mad_retries = c.retries;
@@ -144,13 +156,20 @@ FabricStats FabricPort::stats() const {
   s.reports = impl_->traps.reports();
   s.rejected_reports = impl_->traps.rejected_reports();
   s.sm_changes = impl_->sm_changes;
+  s.port_events = impl_->port_events != nullptr;
   return s;
+}
+
+std::string FabricPort::port_events_status() const {
+  const PortSnapshot& snap = impl_->transport.snapshot();
+  if (impl_->port_events) return "verbs async events of " + snap.ca + " port " + std::to_string(snap.port);
+  return "none (" + impl_->no_port_events + "): SM/SA checked every sm_check_interval_s";
 }
 
 core::LocalPort FabricPort::local_port() const {
   if (auto port = impl_->monitor.local_port()) return *port;
   const PortSnapshot& snap = impl_->transport.snapshot();
-  return core::LocalPort{snap.gid, core::Lid{snap.lid}, core::Lid{snap.sm_lid}, snap.active};
+  return core::LocalPort{snap.gid, snap.lid, snap.sm_lid, snap.active};
 }
 
 }  // namespace ibat::fabric

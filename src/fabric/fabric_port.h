@@ -7,26 +7,16 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <string>
 
 #include <asio/io_context.hpp>
 
 #include "core/clock.h"
 #include "core/query_sink.h"
-#include "core/resolver.h"
+#include "core/resolve_types.h"
 #include "core/types.h"
+#include "fabric/fabric_options.h"
 
 namespace ibat::fabric {
-
-struct FabricOptions {
-  std::string ca;                          // empty: first CA umad finds
-  int port = 0;                            // 0: first active port
-  core::Duration mad_timeout = std::chrono::milliseconds(200);  // per MAD attempt
-  std::uint32_t mad_retries = 3;           // resends of one MAD before reporting `timeout`
-  core::Duration poll_interval = std::chrono::seconds(1);       // PortInfo/SMInfo polling
-  bool subscribe_traps = true;             // InformInfo for traps 64/65
-  core::Pkey broadcast_pkey{0xFFFF};       // IPoIB broadcast group read for on_broadcast_params
-};
 
 struct FabricEvents {
   std::function<void(core::QueryId, const core::QueryResult&)> on_query_result;
@@ -37,18 +27,6 @@ struct FabricEvents {
   std::function<void(const core::BroadcastParams&)> on_broadcast_params;
   // After each (re-)subscription: whether OpenSM accepted InformInfo for trap 64 or 65.
   std::function<void(std::uint16_t trap, bool ok)> on_trap_subscribed;
-};
-
-struct FabricStats {
-  std::uint64_t mads_sent = 0;
-  std::uint64_t mads_received = 0;
-  std::uint64_t mad_timeouts = 0;     // attempts that timed out (each may be retried)
-  std::uint64_t mad_retries = 0;
-  std::uint64_t late_or_duplicate = 0;  // responses with no matching outstanding TID
-  std::uint64_t invalid_responses = 0;  // failed validation (class/method/attr/length/source LID)
-  std::uint64_t reports = 0;            // trap Reports received from the SM (and answered)
-  std::uint64_t rejected_reports = 0;   // Reports from a LID other than the SM's: dropped
-  std::uint64_t sm_changes = 0;
 };
 
 class FabricPort final : public core::QuerySink {
@@ -68,6 +46,8 @@ class FabricPort final : public core::QuerySink {
 
   FabricStats stats() const;
   core::LocalPort local_port() const;
+  // For the start-up log: where HCA port events come from, or why there are none.
+  std::string port_events_status() const;
 
  private:
   struct Impl;

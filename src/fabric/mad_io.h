@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/types.h"
+
 namespace ibat::fabric {
 
 // Which agent (and so which QP and addressing) a MAD goes out through.
@@ -17,7 +19,7 @@ enum class MadRoute : std::uint8_t {
 
 struct OutgoingMad {
   MadRoute route = MadRoute::sa;
-  std::uint16_t dlid = 0;
+  core::Lid dlid;
   std::uint32_t remote_qpn = 1;     // QP1 for GS classes; ignored for SMPs (QP0)
   std::uint8_t sl = 0;
   std::uint32_t timeout_ms = 0;     // > 0: a request the kernel should match a response to
@@ -26,7 +28,7 @@ struct OutgoingMad {
 
 struct ReceivedMad {
   std::vector<std::uint8_t> bytes;  // zero-filled beyond what the transport received
-  std::uint16_t slid = 0;           // source LID from the work completion
+  core::Lid slid;                   // source LID from the work completion
   std::uint32_t source_qpn = 0;
   int status = 0;                   // umad_status(): 0, or e.g. 110 when a send was not answered
 };

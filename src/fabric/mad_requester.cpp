@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "mad/byte_order.h"
+#include "wire/byte_order.h"
 
 namespace ibat::fabric {
 
@@ -30,7 +30,7 @@ MadRequester::Handle MadRequester::submit(OutgoingMad request, const MadExpectat
     tid = ++next_tid_;
   } while (tid == 0 || outstanding_.contains(tid));
   if (request.bytes.size() < mad::kMadHeaderSize) request.bytes.resize(mad::kMadSize, 0);
-  mad::wire::put64(request.bytes, 8, tid);  // upper 32 bits: the kernel / umad2sim owns them
+  wire::put64(request.bytes, 8, tid);  // upper 32 bits: the kernel / umad2sim owns them
   auto entry = std::make_unique<Outstanding>(loop_);
   entry->request = std::move(request);
   entry->expect = expect;
@@ -44,7 +44,7 @@ MadRequester::Handle MadRequester::submit(OutgoingMad request, const MadExpectat
 
 bool MadRequester::cancel(Handle handle) { return outstanding_.erase(handle) > 0; }
 
-void MadRequester::retarget(MadRoute route, std::uint16_t dlid) {
+void MadRequester::retarget(MadRoute route, core::Lid dlid) {
   for (auto& [tid, entry] : outstanding_) {
     if (entry->request.route == route) entry->request.dlid = dlid;
   }
@@ -63,8 +63,9 @@ void MadRequester::send_attempt(Outstanding& entry) {
   entry.request.timeout_ms =
       static_cast<std::uint32_t>(std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(timeout).count()));
   ++counters_.sent;
+  ++(entry.request.route == MadRoute::smi_directed ? counters_.local_sent : counters_.remote_sent);
   if (!sender_.send(entry.request)) ++counters_.send_failures;  // the timer treats it as lost
-  const Handle tid = mad::tid_low32(mad::wire::get64(entry.request.bytes, 8));
+  const Handle tid = mad::tid_low32(wire::get64(entry.request.bytes, 8));
   const std::uint32_t attempt = entry.attempt;
   entry.timer.expires_after(timeout);
   entry.timer.async_wait([this, tid, attempt](const std::error_code& ec) {
@@ -77,15 +78,18 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
   if (it == outstanding_.end() || it->second->attempt != attempt) return;
   ++counters_.timeouts;
   Outstanding& entry = *it->second;
+  const MadRoute route = entry.request.route;
+  const core::Lid dlid = entry.request.dlid;
   if (entry.attempt < entry.policy.retries) {
     ++entry.attempt;
     ++counters_.retries;
     send_attempt(entry);
-    return;
+  } else {
+    AnswerHandler on_answer = std::move(entry.on_answer);
+    outstanding_.erase(it);
+    on_answer(nullptr);
   }
-  AnswerHandler on_answer = std::move(entry.on_answer);
-  outstanding_.erase(it);
-  on_answer(nullptr);
+  if (route != MadRoute::smi_directed && remote_timeout_observer_) remote_timeout_observer_(route, dlid);
 }
 
 bool MadRequester::on_receive(const ReceivedMad& mad) {

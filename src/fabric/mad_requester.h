@@ -46,6 +46,8 @@ struct MadAnswer {
 
 struct RequesterCounters {
   std::uint64_t sent = 0;               // attempts handed to the transport (retries included)
+  std::uint64_t local_sent = 0;         // of which 0-hop directed-route SMPs to the own port
+  std::uint64_t remote_sent = 0;        // of which to another LID (the SM, the SA)
   std::uint64_t send_failures = 0;      // attempts the transport refused
   std::uint64_t received = 0;           // every MAD seen by on_receive
   std::uint64_t timeouts = 0;           // attempts whose timer fired
@@ -71,7 +73,7 @@ class MadRequester {
   // Forgets the request; its handler is never called. Returns false if it was not outstanding.
   bool cancel(Handle handle);
   // Further attempts of every outstanding request on `route` go to `dlid` (e.g. a new SM LID).
-  void retarget(MadRoute route, std::uint16_t dlid);
+  void retarget(MadRoute route, core::Lid dlid);
   std::size_t outstanding() const { return outstanding_.size(); }
 
   // Feeds one received MAD. Returns true if it was a response (matched or dropped), false for a
@@ -79,6 +81,11 @@ class MadRequester {
   bool on_receive(const ReceivedMad& mad);
 
   const RequesterCounters& counters() const { return counters_; }
+
+  // Called on every timed-out attempt to another LID (the SM or SA may have gone): route, DLID.
+  void on_remote_timeout(std::function<void(MadRoute, core::Lid dlid)> observer) {
+    remote_timeout_observer_ = std::move(observer);
+  }
 
  private:
   struct Outstanding;
@@ -92,6 +99,7 @@ class MadRequester {
   std::uint32_t next_tid_;
   std::unordered_map<Handle, std::unique_ptr<Outstanding>> outstanding_;
   RequesterCounters counters_;
+  std::function<void(MadRoute, core::Lid)> remote_timeout_observer_;
 };
 
 }  // namespace ibat::fabric

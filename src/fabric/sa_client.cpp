@@ -54,7 +54,7 @@ core::QueryResult path_result_from_answer(const core::PathQuery& query, const Ma
 
 SaClient::SaClient(MadRequester& requester, const RetryPolicy& policy) : requester_(requester), policy_(policy) {}
 
-void SaClient::set_sm(std::uint16_t sm_lid, std::uint8_t sm_sl) {
+void SaClient::set_sm(core::Lid sm_lid, std::uint8_t sm_sl) {
   sm_lid_ = sm_lid;
   sm_sl_ = sm_sl;
   requester_.retarget(MadRoute::sa, sm_lid);

@@ -10,7 +10,7 @@
 #include <unordered_map>
 
 #include "core/query_sink.h"
-#include "core/resolver.h"
+#include "core/resolve_types.h"
 #include "fabric/mad_requester.h"
 
 namespace ibat::fabric {
@@ -23,8 +23,8 @@ class SaClient {
   SaClient(MadRequester& requester, const RetryPolicy& policy);
 
   // Where the SA lives (the SM LID and SL); requests in flight are redirected too.
-  void set_sm(std::uint16_t sm_lid, std::uint8_t sm_sl);
-  std::uint16_t sm_lid() const { return sm_lid_; }
+  void set_sm(core::Lid sm_lid, std::uint8_t sm_sl);
+  core::Lid sm_lid() const { return sm_lid_; }
 
   // Starts one PathRecord GET; `done` runs exactly once unless cancel(query.id) comes first.
   void query_path(const core::PathQuery& query, PathDone done);
@@ -39,7 +39,7 @@ class SaClient {
 
   MadRequester& requester_;
   RetryPolicy policy_;
-  std::uint16_t sm_lid_ = 0;
+  core::Lid sm_lid_;
   std::uint8_t sm_sl_ = 0;
   std::unordered_map<core::QueryId, MadRequester::Handle> paths_in_flight_;
 };

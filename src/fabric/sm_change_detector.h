@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <optional>
 
+#include "core/types.h"
+
 namespace ibat::fabric {
 
 struct PortSample {
-  std::uint16_t lid = 0;
-  std::uint16_t sm_lid = 0;
+  core::Lid lid;
+  core::Lid sm_lid;
   std::uint8_t sm_sl = 0;
   bool active = false;
   bool operator==(const PortSample&) const = default;
@@ -30,6 +32,9 @@ struct PollObservation {
   std::optional<SmSample> sm;      // nullopt: SMInfo unanswered (or not asked: no SM LID)
   // Whether the SA still holds our (confirmed) InformInfo subscription; nullopt: not checked.
   std::optional<bool> sa_state_kept;
+  // false: SMInfo was not asked this poll (a local-only poll or a routine subscription check);
+  // the SM picture is then left as it was, and only a forgotten subscription counts.
+  bool sm_asked = true;
 };
 
 struct PollVerdict {
@@ -41,6 +46,9 @@ class SmChangeDetector {
  public:
   PollVerdict observe(const PollObservation& observation);
   const std::optional<PortSample>& port() const { return port_; }
+  // An SM change learnt elsewhere (an HCA event, the SA forgot us): the next MASTER SMInfo is the
+  // new baseline, not a second change.
+  void forget_sm();
 
  private:
   std::optional<PortSample> port_;

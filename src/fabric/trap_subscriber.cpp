@@ -20,7 +20,7 @@ constexpr std::uint64_t kIirMaskSubscriberGid = 1;
 
 }  // namespace
 
-void TrapSubscriber::check_subscribed(std::uint16_t sm_lid, std::uint8_t sm_sl, const core::Gid& subscriber,
+void TrapSubscriber::check_subscribed(core::Lid sm_lid, std::uint8_t sm_sl, const core::Gid& subscriber,
                                       std::function<void(std::optional<bool>)> done) {
   std::array<std::uint8_t, kInformInfoRecordSize> record{};
   std::copy(subscriber.raw.begin(), subscriber.raw.end(), record.begin());
@@ -52,7 +52,7 @@ TrapSubscriber::TrapSubscriber(MadRequester& requester, MadSender& sender, const
                                Events events)
     : requester_(requester), sender_(sender), policy_(policy), events_(std::move(events)) {}
 
-void TrapSubscriber::subscribe(std::uint16_t sm_lid, std::uint8_t sm_sl) {
+void TrapSubscriber::subscribe(core::Lid sm_lid, std::uint8_t sm_sl) {
   for (std::uint16_t trap : {mad::kTrapGidInService, mad::kTrapGidOutOfService}) {
     const mad::MadBuffer bytes = mad::build_inform_info_set(0, mad::trap_subscription(trap));
     OutgoingMad out;
@@ -74,10 +74,10 @@ bool TrapSubscriber::seen_recently(std::uint64_t tid) {
   return false;
 }
 
-bool TrapSubscriber::on_unsolicited(const ReceivedMad& mad, std::uint16_t sm_lid) {
+bool TrapSubscriber::on_unsolicited(const ReceivedMad& mad, core::Lid sm_lid) {
   auto report = mad::decode_report(mad.bytes);
   if (!report.ok()) return false;
-  if (sm_lid == 0 || mad.slid != sm_lid) {
+  if (sm_lid.value == 0 || mad.slid != sm_lid) {
     ++rejected_reports_;
     return true;
   }

@@ -1,7 +1,7 @@
 // UmadTransport: owns one libibumad port. A dedicated I/O thread blocks in umad_recv with a short
 // timeout (umad2sim fds are >= 1024, so no epoll/select) and posts every received MAD into the
 // owner's asio loop; sends go out from the caller's thread (umad_send is one write() on the fd).
-// Works on a real HCA and under umad2sim (DESIGN.md §4).
+// Works on a real HCA and under umad2sim (docs/design.md §4).
 #pragma once
 
 #include <atomic>
@@ -24,8 +24,8 @@ struct PortSnapshot {
   std::string ca;
   int port = 0;
   core::Gid gid;
-  std::uint16_t lid = 0;
-  std::uint16_t sm_lid = 0;
+  core::Lid lid;
+  core::Lid sm_lid;
   std::uint8_t sm_sl = 0;
   bool active = false;
 };

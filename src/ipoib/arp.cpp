@@ -1,19 +1,13 @@
 // IPoIB ARP codec (see arp.h).
 #include "ipoib/arp.h"
 
+#include <algorithm>
 #include <string>
+
+#include "wire/byte_order.h"
 
 namespace ibat::ipoib {
 namespace {
-
-std::uint16_t load_be16(std::span<const std::uint8_t> b, std::size_t at) {
-  return static_cast<std::uint16_t>((b[at] << 8) | b[at + 1]);
-}
-
-void append_be16(std::vector<std::uint8_t>& out, std::uint16_t v) {
-  out.push_back(static_cast<std::uint8_t>(v >> 8));
-  out.push_back(static_cast<std::uint8_t>(v & 0xFF));
-}
 
 core::HwAddr load_hw(std::span<const std::uint8_t> b, std::size_t at) {
   core::HwAddr hw;
@@ -22,9 +16,7 @@ core::HwAddr load_hw(std::span<const std::uint8_t> b, std::size_t at) {
 }
 
 core::IpAddr load_ipv4(std::span<const std::uint8_t> b, std::size_t at) {
-  std::uint32_t v = 0;
-  for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | b[at + i];
-  return core::IpAddr::from_v4(v);
+  return core::IpAddr::from_v4(wire::get32(b, at));
 }
 
 DecodeError error(const std::string& what) { return DecodeError{"ARP: " + what}; }
@@ -34,11 +26,11 @@ DecodeError error(const std::string& what) { return DecodeError{"ARP: " + what};
 std::variant<ArpPacket, DecodeError> decode_arp(std::span<const std::uint8_t> bytes) {
   if (bytes.size() < 8)
     return error("truncated header: " + std::to_string(bytes.size()) + " of 8 bytes");
-  const std::uint16_t htype = load_be16(bytes, 0);
-  const std::uint16_t ptype = load_be16(bytes, 2);
+  const std::uint16_t htype = wire::get16(bytes, 0);
+  const std::uint16_t ptype = wire::get16(bytes, 2);
   const std::uint8_t hlen = bytes[4];
   const std::uint8_t plen = bytes[5];
-  const std::uint16_t op = load_be16(bytes, 6);
+  const std::uint16_t op = wire::get16(bytes, 6);
   if (htype != kArpHardwareInfiniband)
     return error("hardware type " + std::to_string(htype) + " at offset 0 is not InfiniBand (32)");
   if (ptype != kEtherTypeIpv4)
@@ -62,17 +54,16 @@ std::variant<ArpPacket, DecodeError> decode_arp(std::span<const std::uint8_t> by
 }
 
 std::vector<std::uint8_t> encode_arp(const ArpPacket& packet) {
-  std::vector<std::uint8_t> out;
-  out.reserve(kIpoibArpSize);
-  append_be16(out, kArpHardwareInfiniband);
-  append_be16(out, kEtherTypeIpv4);
-  out.push_back(kIpoibHwAddrLen);
-  out.push_back(kIpv4AddrLen);
-  append_be16(out, static_cast<std::uint16_t>(packet.op));
-  out.insert(out.end(), packet.sender_hw.raw.begin(), packet.sender_hw.raw.end());
-  out.insert(out.end(), packet.sender_ip.raw.begin() + 12, packet.sender_ip.raw.end());
-  out.insert(out.end(), packet.target_hw.raw.begin(), packet.target_hw.raw.end());
-  out.insert(out.end(), packet.target_ip.raw.begin() + 12, packet.target_ip.raw.end());
+  std::vector<std::uint8_t> out(kIpoibArpSize);
+  wire::put16(out, 0, kArpHardwareInfiniband);
+  wire::put16(out, 2, kEtherTypeIpv4);
+  out[4] = kIpoibHwAddrLen;
+  out[5] = kIpv4AddrLen;
+  wire::put16(out, 6, static_cast<std::uint16_t>(packet.op));
+  std::copy(packet.sender_hw.raw.begin(), packet.sender_hw.raw.end(), out.begin() + 8);
+  std::copy(packet.sender_ip.raw.begin() + 12, packet.sender_ip.raw.end(), out.begin() + 28);
+  std::copy(packet.target_hw.raw.begin(), packet.target_hw.raw.end(), out.begin() + 32);
+  std::copy(packet.target_ip.raw.begin() + 12, packet.target_ip.raw.end(), out.begin() + 52);
   return out;
 }
 

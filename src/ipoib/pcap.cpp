@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "wire/byte_order.h"
+
 namespace ibat::ipoib {
 namespace {
 
@@ -20,12 +22,9 @@ std::uint32_t load_le32(std::span<const std::uint8_t> b, std::size_t at) {
          (std::uint32_t{b[at + 3]} << 24);
 }
 
-std::uint16_t load_be16(std::span<const std::uint8_t> b, std::size_t at) {
-  return static_cast<std::uint16_t>((b[at] << 8) | b[at + 1]);
-}
-
-std::uint32_t byteswap32(std::uint32_t v) {
-  return (v >> 24) | ((v >> 8) & 0xFF00) | ((v << 8) & 0xFF0000) | (v << 24);
+// A header field: little-endian, or big-endian when the magic says the writer was big-endian.
+std::uint32_t load_u32(std::span<const std::uint8_t> b, std::size_t at, bool big_endian) {
+  return big_endian ? wire::get32(b, at) : load_le32(b, at);
 }
 
 std::string where(std::size_t record, std::size_t offset) {
@@ -48,10 +47,7 @@ std::variant<PcapReader, DecodeError> PcapReader::open(std::span<const std::uint
     case kMagicNanoSwapped: r.swapped_ = r.nanosecond_ = true; break;
     default: return DecodeError{"pcap: offset 0: not a classic pcap file (unknown magic number)"};
   }
-  auto u32 = [&](std::size_t at) {
-    std::uint32_t v = load_le32(file, at);
-    return r.swapped_ ? byteswap32(v) : v;
-  };
+  auto u32 = [&](std::size_t at) { return load_u32(file, at, r.swapped_); };
   const std::uint32_t version = u32(4);
   const std::uint16_t major = static_cast<std::uint16_t>(r.swapped_ ? (version >> 16) : (version & 0xFFFF));
   if (major != 2)
@@ -78,10 +74,7 @@ std::variant<std::optional<PcapFrame>, DecodeError> PcapReader::next() {
   if (file_.size() - at < kPcapRecordHeaderSize)
     return DecodeError{where(record, at) + "truncated record header (" + std::to_string(file_.size() - at) +
                        " of 16 bytes)"};
-  auto u32 = [&](std::size_t pos) {
-    std::uint32_t v = load_le32(file_, pos);
-    return swapped_ ? byteswap32(v) : v;
-  };
+  auto u32 = [&](std::size_t pos) { return load_u32(file_, pos, swapped_); };
   const std::uint32_t ts_sec = u32(at);
   const std::uint32_t ts_frac = u32(at + 4);
   const std::uint32_t caplen = u32(at + 8);
@@ -104,15 +97,15 @@ std::variant<std::optional<PcapFrame>, DecodeError> PcapReader::next() {
   switch (link_type_) {
     case LinkType::linux_sll:
       header = kSllHeaderSize;
-      if (caplen >= header) frame.ether_type = load_be16(data, 14);
+      if (caplen >= header) frame.ether_type = wire::get16(data, 14);
       break;
     case LinkType::linux_sll2:
       header = kSll2HeaderSize;
-      if (caplen >= header) frame.ether_type = load_be16(data, 0);
+      if (caplen >= header) frame.ether_type = wire::get16(data, 0);
       break;
     case LinkType::ipoib:
       header = kIpoibPseudoHeaderSize;
-      if (caplen >= header) frame.ether_type = load_be16(data, 40);
+      if (caplen >= header) frame.ether_type = wire::get16(data, 40);
       break;
   }
   if (caplen < header)
@@ -136,7 +129,7 @@ std::variant<PcapArpScan, DecodeError> scan_pcap_arp(std::span<const std::uint8_
     ++scan.records;
     // ARP for another hardware type (Ethernet on an "any" capture) is not ours: count, move on.
     const bool ipoib_arp = frame->ether_type == kEtherTypeArp && frame->payload.size() >= 2 &&
-                           load_be16(frame->payload, 0) == kArpHardwareInfiniband;
+                           wire::get16(frame->payload, 0) == kArpHardwareInfiniband;
     if (!ipoib_arp) {
       ++scan.not_ipoib_arp;
       continue;

@@ -18,6 +18,7 @@ inline constexpr std::size_t kSmpMaxHops = 64;       // DR path arrays (bytes 12
 inline constexpr std::uint8_t kBaseVersion = 1;
 inline constexpr std::uint8_t kSmpClassVersion = 1;
 inline constexpr std::uint8_t kSaClassVersion = 2;
+inline constexpr std::uint32_t kQp1Qkey = 0x80010000;  // the well-known Q_Key of QP1 (GSI, the SA)
 
 namespace mgmt_class {
 inline constexpr std::uint8_t kSubnLidRouted = 0x01;

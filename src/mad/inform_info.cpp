@@ -1,7 +1,7 @@
 // Encoding and decoding of the SA InformInfo attribute (generic form).
 #include "mad/inform_info.h"
 
-#include "mad/byte_order.h"
+#include "wire/byte_order.h"
 
 namespace ibat::mad {
 

@@ -27,7 +27,7 @@ struct InformInfo {
   bool operator==(const InformInfo&) const = default;
 };
 
-// The subscription DESIGN §4 found to work with OpenSM for one trap number.
+// The subscription found to work with OpenSM for one trap number (docs/design.md §4).
 InformInfo trap_subscription(std::uint16_t trap_number, bool subscribe = true);
 
 std::array<std::uint8_t, kInformInfoSize> encode_inform_info(const InformInfo& info);

@@ -1,7 +1,7 @@
 // Encoding and decoding of the common MAD header.
 #include "mad/mad_header.h"
 
-#include "mad/byte_order.h"
+#include "wire/byte_order.h"
 
 namespace ibat::mad {
 

@@ -37,7 +37,7 @@ struct MadHeader {
 void encode_mad_header(const MadHeader& header, std::span<std::uint8_t, kMadHeaderSize> out);
 Result<MadHeader> decode_mad_header(std::span<const std::uint8_t> bytes);
 
-// Low 32 bits of a TID: umad2sim rewrites the upper 32 (DESIGN §4), so responses match on these.
+// Low 32 bits of a TID: umad2sim rewrites the upper 32 (docs/design.md §4), so responses match on these.
 constexpr std::uint32_t tid_low32(std::uint64_t tid) { return static_cast<std::uint32_t>(tid); }
 
 }  // namespace ibat::mad

@@ -1,7 +1,7 @@
 // Encoding and decoding of the SA MCMemberRecord.
 #include "mad/mcmember_record.h"
 
-#include "mad/byte_order.h"
+#include "wire/byte_order.h"
 
 namespace ibat::mad {
 

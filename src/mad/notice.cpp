@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "mad/byte_order.h"
+#include "wire/byte_order.h"
 
 namespace ibat::mad {
 

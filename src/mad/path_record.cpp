@@ -1,7 +1,7 @@
 // Encoding and decoding of the 64-byte SA PathRecord.
 #include "mad/path_record.h"
 
-#include "mad/byte_order.h"
+#include "wire/byte_order.h"
 
 namespace ibat::mad {
 

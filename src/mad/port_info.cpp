@@ -1,7 +1,7 @@
 // Encoding and decoding of the SMP PortInfo attribute.
 #include "mad/port_info.h"
 
-#include "mad/byte_order.h"
+#include "wire/byte_order.h"
 
 namespace ibat::mad {
 namespace {

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "mad/byte_order.h"
+#include "wire/byte_order.h"
 
 namespace ibat::mad {
 

@@ -1,5 +1,5 @@
 // SA MADs (IBA 15.2.1): the common header, the RMPP header, SM_Key, AttributeOffset and
-// ComponentMask, followed by up to 200 bytes of record data. ibat never uses RMPP (DESIGN §4):
+// ComponentMask, followed by up to 200 bytes of record data. ibat never uses RMPP (docs/design.md §4):
 // it sends GET/SET, and reads only the first record of any answer.
 #pragma once
 

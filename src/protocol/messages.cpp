@@ -102,6 +102,8 @@ void append_resolve_request(std::vector<std::uint8_t>& out, std::uint32_t id,
   finish_frame(out, start);
 }
 
+constexpr char kHexDigits[] = "0123456789abcdef";
+
 Decoded<core::ResolveRequest> decode_resolve_request(Bytes payload) {
   if (payload.size() < kResolveFixedSize)
     return Decoded<core::ResolveRequest>::failure(size_error("RESOLVE", payload.size(), "at least 24"));
@@ -114,8 +116,9 @@ Decoded<core::ResolveRequest> decode_resolve_request(Bytes payload) {
   std::uint8_t flags = r.u8();
   constexpr std::uint8_t known = kResolveCacheOnly | kResolveForceSa | kResolveSgid | kResolvePkey;
   if (flags & ~known)
-    return Decoded<core::ResolveRequest>::failure("RESOLVE flags 0x" + std::to_string(flags) +
-                                                  " has reserved bits set");
+    return Decoded<core::ResolveRequest>::failure(
+        "RESOLVE flags 0x" + std::string{kHexDigits[flags >> 4], kHexDigits[flags & 0xF]} +
+        " has reserved bits set (only 0x0f are defined)");
   std::size_t expected = kResolveFixedSize + target_size(type);
   if (payload.size() != expected)
     return Decoded<core::ResolveRequest>::failure(
@@ -247,6 +250,54 @@ Decoded<FlushRequest> decode_flush(Bytes payload) {
   req.dgid = core::Gid{r.array<16>()};
   if (std::uint16_t pkey = r.u16()) req.pkey = core::Pkey{pkey};
   return req;
+}
+
+void append_paths_request(std::vector<std::uint8_t>& out, std::uint32_t id, const PathsRequest& req) {
+  std::size_t start = begin_frame(out, static_cast<std::uint8_t>(Op::paths), Status::ok, 0, id);
+  WireWriter w{out};
+  w.u32(req.cursor);
+  w.u32(req.limit);
+  finish_frame(out, start);
+}
+
+Decoded<PathsRequest> decode_paths_request(Bytes payload) {
+  if (payload.empty()) return PathsRequest{};
+  if (payload.size() != 8) return Decoded<PathsRequest>::failure(size_error("PATHS", payload.size(), "0 or 8"));
+  WireReader r{payload};
+  PathsRequest req;
+  req.cursor = r.u32();
+  req.limit = r.u32();
+  return req;
+}
+
+void append_paths_reply(std::vector<std::uint8_t>& out, std::uint32_t id, const PathsPage& page) {
+  std::vector<std::uint8_t> body;
+  WireWriter{body}.u32(page.next);
+  std::string text(body.begin(), body.end());
+  append_chunked_reply(out, Op::paths, id, text + page.json);
+}
+
+Decoded<PathsPage> decode_paths_reply(Bytes body) {
+  if (body.size() < 4) return Decoded<PathsPage>::failure(size_error("PATHS reply", body.size(), "at least 4"));
+  WireReader r{body};
+  PathsPage page;
+  page.next = r.u32();
+  page.json.assign(body.begin() + 4, body.end());
+  return page;
+}
+
+void append_flush_reply(std::vector<std::uint8_t>& out, std::uint32_t id, std::uint32_t dropped) {
+  std::size_t start = begin_frame(out, reply_op(Op::flush), Status::ok, 0, id);
+  WireWriter{out}.u32(dropped);
+  finish_frame(out, start);
+}
+
+Decoded<std::optional<std::uint32_t>> decode_flush_reply(Bytes payload) {
+  if (payload.empty()) return std::optional<std::uint32_t>{};
+  if (payload.size() != 4)
+    return Decoded<std::optional<std::uint32_t>>::failure(size_error("FLUSH reply", payload.size(), "0 or 4"));
+  WireReader r{payload};
+  return std::optional<std::uint32_t>{r.u32()};
 }
 
 void append_cancel(std::vector<std::uint8_t>& out, std::uint32_t id, const CancelRequest& req) {

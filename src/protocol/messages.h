@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/resolver.h"
+#include "core/resolve_types.h"
 #include "core/types.h"
 #include "protocol/frame.h"
 
@@ -70,6 +70,22 @@ struct CancelRequest {
   bool operator==(const CancelRequest&) const = default;
 };
 
+// PATHS body: where the page starts (0: the beginning, else a `next` cursor of an earlier page)
+// and how many entries it may hold (0: the daemon's page size, which is also the maximum).
+struct PathsRequest {
+  std::uint32_t cursor = 0;
+  std::uint32_t limit = 0;
+  bool operator==(const PathsRequest&) const = default;
+};
+// PATHS reply body (its chunks concatenated): the cursor of the next page (0: this is the last)
+// and a JSON array of entries.
+struct PathsPage {
+  std::uint32_t next = 0;
+  std::string json;
+  bool operator==(const PathsPage&) const = default;
+};
+inline constexpr std::uint32_t kPathsPageSize = 1000;
+
 // --- encoders: each appends one complete frame to `out` ---
 void append_resolve_request(std::vector<std::uint8_t>& out, std::uint32_t id,
                             const core::ResolveRequest& request);
@@ -77,14 +93,19 @@ void append_neigh_add(std::vector<std::uint8_t>& out, std::uint32_t id, const Ne
 void append_neigh_del(std::vector<std::uint8_t>& out, std::uint32_t id, const NeighDel& request);
 void append_flush(std::vector<std::uint8_t>& out, std::uint32_t id, const FlushRequest& request);
 void append_cancel(std::vector<std::uint8_t>& out, std::uint32_t id, const CancelRequest& request);
-// NEIGH_LIST, PATHS, STATS, WATCH: requests with an empty payload.
+void append_paths_request(std::vector<std::uint8_t>& out, std::uint32_t id, const PathsRequest& request);
+// PATHS reply: the page as chunked frames (MORE on all but the last).
+void append_paths_reply(std::vector<std::uint8_t>& out, std::uint32_t id, const PathsPage& page);
+// NEIGH_LIST, PATHS (first page), STATS, WATCH: requests with an empty payload.
 void append_empty_request(std::vector<std::uint8_t>& out, std::uint32_t id, Op op);
 
 // RESOLVE reply: status from result.error; the 72-byte path payload only when ok.
 void append_resolve_reply(std::vector<std::uint8_t>& out, std::uint32_t id,
                           const core::ResolveResult& result);
-// Reply with an empty payload (NEIGH_ADD, NEIGH_DEL, FLUSH, CANCEL, or any op with an error status).
+// Reply with an empty payload (NEIGH_ADD, NEIGH_DEL, CANCEL, or any op with an error status).
 void append_empty_reply(std::vector<std::uint8_t>& out, std::uint32_t id, Op op, Status status);
+// FLUSH ok reply: how many cache entries were dropped.
+void append_flush_reply(std::vector<std::uint8_t>& out, std::uint32_t id, std::uint32_t dropped);
 
 // --- decoders: payload only; the op comes from the header ---
 Decoded<core::ResolveRequest> decode_resolve_request(std::span<const std::uint8_t> payload);
@@ -92,8 +113,13 @@ Decoded<NeighAdd> decode_neigh_add(std::span<const std::uint8_t> payload);
 Decoded<NeighDel> decode_neigh_del(std::span<const std::uint8_t> payload);
 Decoded<FlushRequest> decode_flush(std::span<const std::uint8_t> payload);
 Decoded<CancelRequest> decode_cancel(std::span<const std::uint8_t> payload);
+// An empty payload is the first page with the daemon's page size.
+Decoded<PathsRequest> decode_paths_request(std::span<const std::uint8_t> payload);
+Decoded<PathsPage> decode_paths_reply(std::span<const std::uint8_t> body);
 // Checks that a request that carries no body (NEIGH_LIST, PATHS, STATS, WATCH) has none.
 Decoded<std::monostate> decode_empty(Op op, std::span<const std::uint8_t> payload);
+// A FLUSH ok reply: the count, or nullopt for the empty payload of an ibatd that does not send it.
+Decoded<std::optional<std::uint32_t>> decode_flush_reply(std::span<const std::uint8_t> payload);
 // A RESOLVE reply given its header status: an error result (empty payload) or a path.
 Decoded<core::ResolveResult> decode_resolve_reply(Status status, std::span<const std::uint8_t> payload);
 

@@ -1,5 +1,6 @@
-// Big-endian byte writer and bounds-checked reader used by every payload codec of the native
-// protocol. The reader never reads past its span: a short read sets a sticky failure instead.
+// Sequential byte writer and bounds-checked reader used by every payload codec of the native
+// protocol, over the shared big-endian helpers (wire/byte_order.h). The reader never reads past
+// its span: a short read sets a sticky failure instead.
 #pragma once
 
 #include <array>
@@ -8,24 +9,25 @@
 #include <span>
 #include <vector>
 
+#include "wire/byte_order.h"
+
 namespace ibat::protocol {
 
 class WireWriter {
  public:
   explicit WireWriter(std::vector<std::uint8_t>& out) : out_(out) {}
   void u8(std::uint8_t v) { out_.push_back(v); }
-  void u16(std::uint16_t v) {
-    u8(static_cast<std::uint8_t>(v >> 8));
-    u8(static_cast<std::uint8_t>(v));
-  }
-  void u32(std::uint32_t v) {
-    u16(static_cast<std::uint16_t>(v >> 16));
-    u16(static_cast<std::uint16_t>(v));
-  }
+  void u16(std::uint16_t v) { wire::put16(grow(2), 0, v); }
+  void u32(std::uint32_t v) { wire::put32(grow(4), 0, v); }
   void bytes(std::span<const std::uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
   void zeros(std::size_t n) { out_.insert(out_.end(), n, 0); }
 
  private:
+  std::span<std::uint8_t> grow(std::size_t n) {
+    out_.resize(out_.size() + n);
+    return std::span(out_).last(n);
+  }
+
   std::vector<std::uint8_t>& out_;
 };
 
@@ -37,14 +39,8 @@ class WireReader {
   bool ok() const { return ok_; }
 
   std::uint8_t u8() { return take(1) ? in_[pos_ - 1] : 0; }
-  std::uint16_t u16() {
-    if (!take(2)) return 0;
-    return static_cast<std::uint16_t>((in_[pos_ - 2] << 8) | in_[pos_ - 1]);
-  }
-  std::uint32_t u32() {
-    std::uint32_t hi = u16();
-    return (hi << 16) | u16();
-  }
+  std::uint16_t u16() { return take(2) ? wire::get16(in_, pos_ - 2) : 0; }
+  std::uint32_t u32() { return take(4) ? wire::get32(in_, pos_ - 4) : 0; }
   template <std::size_t N>
   std::array<std::uint8_t, N> array() {
     std::array<std::uint8_t, N> out{};

@@ -61,8 +61,13 @@ void check_request(Op op, std::span<const std::uint8_t> payload) {
         require_same(out, payload);
       }
       break;
-    case Op::neigh_list:
     case Op::paths:
+      if (auto d = decode_paths_request(payload); d && !payload.empty()) {
+        append_paths_request(out, 1, d.value());
+        require_same(out, payload);
+      }
+      break;
+    case Op::neigh_list:
     case Op::stats:
     case Op::watch:
       (void)decode_empty(op, payload);
@@ -74,6 +79,7 @@ void check_request(Op op, std::span<const std::uint8_t> payload) {
 
 void check_frame(const FrameHeader& h, std::span<const std::uint8_t> payload) {
   if (auto op = request_op(h.op)) return check_request(*op, payload);
+  if (h.op == reply_op(Op::paths)) (void)decode_paths_reply(payload);  // one chunk of a page
   if (h.op == reply_op(Op::resolve)) {
     if (auto d = decode_resolve_reply(h.status, payload)) {
       std::vector<std::uint8_t> out;

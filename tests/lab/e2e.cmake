@@ -1,10 +1,12 @@
-# End-to-end lab tests of the product (issue 4 §9): ctest `e2e.NAME`, label lab, one fabric each.
+# End-to-end lab tests of the product: ctest `e2e.NAME`, label lab, one fabric each.
 # Included from tests/lab/CMakeLists.txt. Binaries are passed as CMake target paths.
 add_executable(e2e_libibat_client ${CMAKE_CURRENT_SOURCE_DIR}/e2e_libibat_client.c)
 target_link_libraries(e2e_libibat_client PRIVATE ibat ibat_warnings)
 
-foreach(test cli libibat acm sigterm snapshot neigh_watch)
+foreach(test cli libibat acm librdmacm sigterm snapshot neigh_watch local_sa quiet_log quiet)
   add_test(NAME e2e.${test} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e_${test}.sh)
   set_tests_properties(e2e.${test} PROPERTIES LABELS lab TIMEOUT 150
-    ENVIRONMENT "IBAT_LAB=${IBAT_LAB};IBAT_TOPOLOGY_DIR=${IBAT_TOPOLOGY_DIR};IBATD=$<TARGET_FILE:ibatd>;IBAT_CLI=$<TARGET_FILE:ibat_cli>;E2E_LIBIBAT_CLIENT=$<TARGET_FILE:e2e_libibat_client>")
+    ENVIRONMENT "IBAT_LAB=${IBAT_LAB};IBAT_TOPOLOGY_DIR=${IBAT_TOPOLOGY_DIR};IBATD=$<TARGET_FILE:ibatd>;IBAT_CLI=$<TARGET_FILE:ibat_cli>;E2E_LIBIBAT_CLIENT=$<TARGET_FILE:e2e_libibat_client>;KERNEL_TWIN=$<TARGET_FILE:ibat-kernel-twin>")
 endforeach()
+# e2e.quiet waits out a 120 s idle window and up to 90 s for the routine SM check.
+set_tests_properties(e2e.quiet PROPERTIES TIMEOUT 400)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # e2e.cli: the ibat CLI against a real ibatd on the lab: resolve by DGID, DLID and IP (after
-# `neigh add`) with --json fields equal to saquery's; paths, stats, flush, neigh list; exit codes
-# for an unknown GID (no-record), an IP without neighbour (unreachable) and no daemon (connect).
+# `neigh add`) with --json fields equal to saquery's; paths, stats (Prometheus text checked by
+# promtool), flush with its count, neigh list/del; exit codes for an unknown GID (no-record), a
+# --cache-only miss, an IP without neighbour and a down local port (unreachable), no daemon (connect).
 source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/e2e_lib.sh"
 name=$(lab_name e2ecli)
@@ -67,7 +68,10 @@ assert need <= s.keys(), f"missing {need - s.keys()}"
 assert s["resolves"] >= 7 and s["sa_queries"] >= 6 and s["entries"] == 6 and s["pending"] == 0, s
 PY
 pass "stats --json: $(jq_py "$stats" '{k: j[k] for k in ("resolves", "cache_hits", "sa_queries", "entries")}')"
-expect_contains "stats --prometheus" "$(cli d stats --prometheus)" "ibat_"
+prom=$(cli d stats --prometheus)
+expect_contains "stats --prometheus" "$prom" "ibat_cache_entries 6"
+lint=$(promtool check metrics <<<"$prom" 2>&1) || fail "promtool check metrics: $lint"
+expect_eq "promtool check metrics findings" "$lint" ""
 
 # a cached resolve is a cache hit, not an SA query
 sa_before=$(jq_py "$stats" 'j["sa_queries"]')
@@ -75,11 +79,13 @@ cli d resolve --dgid "$(host "$name" h0010 gid)" >/dev/null
 expect_eq "SA queries after a cached resolve" "$(jq_py "$(cli d stats --json)" 'j["sa_queries"]')" "$sa_before"
 
 # flush one destination, then everything
-cli d flush --dgid "$(host "$name" h0010 gid)" || fail "flush --dgid: exit $?"
+expect_eq "flush --dgid output" "$(cli d flush --dgid "$(host "$name" h0010 gid)")" \
+  "flushed 1 cached path to $(host "$name" h0010 gid)"
 expect_eq "entries after flush --dgid" "$(jq_py "$(cli d stats --json)" 'j["entries"]')" 5
 expect_exit 12 "cache-only resolve of a flushed destination (no-record)" -- \
   cli d resolve --dgid "$(host "$name" h0010 gid)" --cache-only
-cli d flush || fail "flush: exit $?"
+expect_contains "cache-only miss message" "$LAST_ERR" "no usable path in ibatd's cache"
+expect_eq "flush output" "$(cli d flush)" "flushed 5 cached paths"
 expect_eq "entries after flush" "$(jq_py "$(cli d stats --json)" 'j["entries"]')" 0
 
 # errors and their exit codes
@@ -87,8 +93,17 @@ unknown="fe80::10:dead"
 expect_exit 12 "resolve of an unknown GID (no-record)" -- cli d resolve --dgid "$unknown"
 expect_contains "unknown GID message" "$LAST_ERR" "has no path"
 expect_exit 11 "resolve of an IP without neighbour entry (unreachable)" -- cli d resolve --ip 10.9.9.9 --timeout 300
+expect_exit 11 "neigh del of an IP without entry" -- cli d neigh del 10.9.9.9
+expect_contains "neigh del message" "$LAST_ERR" "no neighbour entry"
+cli d neigh del 10.1.0.30 || fail "neigh del 10.1.0.30: exit $?"
 expect_exit 2 "resolve without a target (usage)" -- cli d resolve
 expect_exit 3 "no daemon at the socket (connect)" -- "$IBAT_CLI" --socket "$E2E_DIR/none.sock" stats
+
+# the local port goes down: a resolve that cannot be sent is unreachable (11), not an SA timeout
+"$LAB" link --name "$name" down "$src[1]" >/dev/null
+expect_exit 11 "resolve while the local port is down (unreachable)" -- \
+  cli d resolve --dgid "$(host "$name" h0021 gid)" --timeout 3000
+expect_contains "down port message" "$LAST_ERR" "unreachable"
 
 stop_ibatd d
 expect_eq "ibatd exit code after SIGTERM" "$DAEMON_EXIT" 0

@@ -36,12 +36,12 @@ gid_of() { host_field "$1" "$2" gid; }
 # json_field JSON FIELD
 json_field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
-# start_monitor NAME NODE FILE POLL_MS: `ibat-probe --monitor` on NODE in the background, its
-# JSON lines in FILE; returns once the first local_port event is there. Sets MONITOR_PID.
+# start_monitor NAME NODE FILE POLL_MS [PROBE ARGS...]: `ibat-probe --monitor` on NODE in the
+# background, its JSON lines in FILE; returns once the first local_port event is there. Sets MONITOR_PID.
 start_monitor() {
-  local name=$1 node=$2 file=$3 poll_ms=$4
+  local name=$1 node=$2 file=$3 poll_ms=$4; shift 4
   on_node "$name" "$node" true  # fills the env cache in this shell
-  (on_node_exec "$name" "$node" "$PROBE" --monitor 300 --poll-ms "$poll_ms" >"$file") &
+  (on_node_exec "$name" "$node" "$PROBE" --monitor 300 --poll-ms "$poll_ms" "$@" >"$file") &
   MONITOR_PID=$!
   wait_event "$file" 'e["event"] == "local_port"' 10 >/dev/null
 }

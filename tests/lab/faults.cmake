@@ -1,5 +1,5 @@
-# Fault-injection suite (issue 5 §1): ctest `faults.NAME`, labels lab + faults, one fabric each.
-# Included from tests/lab/CMakeLists.txt; needs ibatd and ibat-load in the same build.
+# Fault-injection suite (docs/reliability.md): ctest `faults.NAME`, labels lab + faults, one fabric each.
+# Included from tests/lab/CMakeLists.txt; needs ibatd, ibat and ibat-load in the same build.
 function(ibat_add_fault_test name script timeout)
   add_test(NAME faults.${name} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/${script})
   set_tests_properties(faults.${name} PROPERTIES LABELS "lab;faults" TIMEOUT ${timeout}

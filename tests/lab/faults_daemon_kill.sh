@@ -20,7 +20,7 @@ load_start "$out" "${LOAD_ARGS[@]}" --reconnect --allow-failure disconnected --d
 sleep 1  # load before the fault
 kill_ibatd A
 pass "ibatd A SIGKILLed"
-start_ibatd "$name" h0001 A "$CONFIG"
+start_ibatd "$name" h0001 A --config "$CONFIG"
 first=$FAULTS_DIR/first.json
 load_run "$first" "first requests after the restart: every destination once" \
   --socket "$(sock A)" --dgids "$DGIDS" --count "$(wc -l <"$DGIDS")" --depth 64 --timeout-ms 15000 --expect-exists

@@ -1,74 +1,23 @@
-# Shared helpers for tests/lab/faults_*.sh (issue 5 §1): ibatd on lab nodes with a test config,
+# Shared helpers for tests/lab/faults_*.sh (docs/reliability.md): ibatd on lab nodes with a test config,
 # ibat-load runs and their invariants, daemon RSS and sanitizer checks, report records.
 # Source it after lab_lib.sh. Each script uses one fabric of its own.
-BIN=${IBAT_BIN_DIR:-$LAB_TEST_DIR/../../build/bin}
-IBATD=$BIN/ibatd
-LOAD=$BIN/ibat-load
-[[ -x $IBATD ]] || fail "ibatd not built at $IBATD (build target ibatd)"
+LOAD=${IBAT_BIN_DIR:-$LAB_TEST_DIR/../../build/bin}/ibat-load
 [[ -x $LOAD ]] || fail "ibat-load not built at $LOAD (build target ibat-load)"
 # Appended to what the caller set (later ASan options win): verify_asan_link_order=0 because
 # umad2sim is preloaded into a sanitized ibatd; a small quarantine keeps a sanitized daemon's RSS
 # flat once warm (the default 256 MB would read as growth), so RSS growth means a real leak.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:quarantine_size_mb=8:detect_leaks=1
-
-FAULTS_DIR=$(mktemp -d /tmp/ibat-faults.XXXXXX)
-declare -A DAEMON_PID
-faults_cleanup() {
-  local tag
-  for tag in "${!DAEMON_PID[@]}"; do kill -KILL "${DAEMON_PID[$tag]}" 2>/dev/null || true; done
-  cleanup_fabrics
-  if [[ ${KEEP_FAULTS_DIR:-0} == 1 ]]; then echo "kept $FAULTS_DIR" >&2; else rm -rf "$FAULTS_DIR"; fi
-}
-trap faults_cleanup EXIT
-
-# write_config FILE [TOML LINES...]: a daemon config for fault tests. The given [policy] lines
-# come first and a later line with the same key is dropped (TOML forbids duplicate keys), so
-# they override the defaults written here.
-write_config() {
-  local file=$1; shift
-  {
-    echo 'log_level = "info"'
-    echo '[policy]'
-    printf '%s\n' "$@"
-    printf '%s\n' "revalidate_jitter_ms = 200" "retry_base_ms = 100" "retry_max_ms = 1000"
-  } | awk -F' *= *' '!seen[$1]++' >"$file"
-  cat >>"$file" <<'TOML'
-[fabric]
+# write_config: quick retries, short MAD timeouts, a snapshot every second
+DAEMON_KIND=faults
+CONFIG_POLICY_DEFAULTS=("revalidate_jitter_ms = 200" "retry_base_ms = 100" "retry_max_ms = 1000")
+CONFIG_TABLES='[fabric]
 mad_timeout_ms = 200
 mad_retries = 2
 poll_interval_ms = 500
 [snapshot]
-interval_s = 1
-TOML
-}
-
-# start_ibatd NAME NODE TAG CONFIG [ARGS...]: ibatd on NODE with socket $FAULTS_DIR/TAG.sock,
-# snapshot TAG.cache and stderr in TAG.err; returns once it accepts connections.
-start_ibatd() {
-  local name=$1 node=$2 tag=$3 config=$4; shift 4
-  rm -f "$FAULTS_DIR/$tag.sock"
-  (cd "$FAULTS_DIR" && exec "$LAB" run --name "$name" --node "$node" -- "$IBATD" --config "$config" \
-     --socket "$FAULTS_DIR/$tag.sock" --cache-file "$FAULTS_DIR/$tag.cache" "$@" \
-     2>>"$FAULTS_DIR/$tag.err" >/dev/null) &
-  DAEMON_PID[$tag]=$!
-  local deadline=$((SECONDS + 20))
-  until [[ -S $FAULTS_DIR/$tag.sock ]]; do
-    kill -0 "${DAEMON_PID[$tag]}" 2>/dev/null || fail "ibatd $tag exited at start: $(tail -5 "$FAULTS_DIR/$tag.err")"
-    ((SECONDS < deadline)) || fail "ibatd $tag: no socket after 20 s"
-    sleep 0.1
-  done
-}
-
-sock() { echo "$FAULTS_DIR/$1.sock"; }
-
-# wait_resolving TAG GID: until one resolve of GID through daemon TAG succeeds (port known, SA up)
-wait_resolving() {
-  local deadline=$((SECONDS + 30))
-  until "$LOAD" --json --socket "$(sock "$1")" --dgid "$2" --count 1 --expect-exists --timeout-ms 2000 >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || fail "ibatd $1 does not resolve $2 within 30 s: $(tail -5 "$FAULTS_DIR/$1.err")"
-    sleep 0.2
-  done
-}
+interval_s = 1'
+source "$LAB_TEST_DIR/ibatd_lib.sh"
+FAULTS_DIR=$DAEMON_DIR
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/${DAEMON_PID[$1]}/status"; }
 
@@ -92,22 +41,12 @@ expect_no_sanitizer_report() {
   pass "no sanitizer report from ibatd $1"
 }
 
-# stop_ibatd TAG: SIGTERM; the daemon must exit 0 without a sanitizer report
-stop_ibatd() {
-  local pid=${DAEMON_PID[$1]} rc=0
-  kill -TERM "$pid"
-  wait "$pid" || rc=$?
-  unset "DAEMON_PID[$1]"
+# stop_ibatd_cleanly TAG: SIGTERM; the daemon must exit 0 without a sanitizer report
+stop_ibatd_cleanly() {
+  stop_ibatd "$1"
   expect_no_sanitizer_report "$1"
-  [[ $rc -eq 0 ]] || fail "ibatd $1 exited $rc after SIGTERM: $(tail -5 "$FAULTS_DIR/$1.err")"
+  [[ $DAEMON_EXIT -eq 0 ]] || fail "ibatd $1 exited $DAEMON_EXIT after SIGTERM: $(tail -5 "$FAULTS_DIR/$1.err")"
   pass "ibatd $1 stopped cleanly"
-}
-
-# kill_ibatd TAG: SIGKILL (no snapshot write, no cleanup)
-kill_ibatd() {
-  kill -KILL "${DAEMON_PID[$1]}"
-  wait "${DAEMON_PID[$1]}" 2>/dev/null || true
-  unset "DAEMON_PID[$1]"
 }
 
 # write_dgids NAME FILE [--lids] [--except NODE...]: the fabric's HCA GIDs (with their current
@@ -191,8 +130,8 @@ faults_setup() {
   DGIDS=$FAULTS_DIR/dgids
   write_dgids "$name" "$DGIDS"
   local first; first=$(awk 'NR == 1 {print $1}' "$DGIDS")
-  start_ibatd "$name" h0001 A "$CONFIG"
-  start_ibatd "$name" h0002 B "$CONFIG"
+  start_ibatd "$name" h0001 A --config "$CONFIG"
+  start_ibatd "$name" h0002 B --config "$CONFIG"
   wait_resolving A "$first"
   wait_resolving B "$first"
   LOAD_ARGS=(--socket "$(sock A)" --socket "$(sock B)" --dgids "$DGIDS" --connections 4 --depth 8
@@ -213,6 +152,6 @@ faults_finish() {
   local tag
   for tag in A B; do
     expect_rss_stable "$tag" "$( [[ $tag == A ]] && echo "$RSS_A" || echo "$RSS_B")"
-    stop_ibatd "$tag"
+    stop_ibatd_cleanly "$tag"
   done
 }

@@ -11,6 +11,7 @@ expect_contains "unknown name message" "$LAST_ERR" "ibat-lab up --name nosuch-$$
 expect_exit 3 "down of an unknown name" -- "$LAB" down --name "nosuch-$$"
 expect_exit 3 "run on an unknown name" -- "$LAB" run --name "nosuch-$$" --node Hca1 -- true
 expect_exit 2 "bad fabric name" -- "$LAB" hosts --name "../etc"
+expect_contains "run --help explains its command argument" "$("$LAB" run --help)" "the command to run attached to NODE"
 
 expect_exit 6 "missing topology file" -- "$LAB" up --name "$name" --topology "$tmp/none.net"
 printf 'this is not a topology\n' >"$tmp/garbage.net"
@@ -19,6 +20,8 @@ printf 'Switch 4 "sw"\n[1] "ghost"[1]\n' >"$tmp/dangling.net"
 expect_exit 6 "topology ibsim rejects" -- "$LAB" up --name "$name" --topology "$tmp/dangling.net"
 expect_exit 5 "unknown --sm-node" -- "$LAB" up --name "$name" --topology "$small" --sm-node Hca9
 expect_contains "unknown node message lists ids" "$LAST_ERR" "Hca1"
+[[ $LAST_ERR != *Switch* ]] || fail "the unknown-node hint offers a switch: $LAST_ERR"
+pass "the unknown-node hint offers HCAs only"
 expect_exit 2 "standby on the master's node" -- \
   "$LAB" up --name "$name" --topology "$small" --sm-node Hca1 --standby-sm Hca1
 

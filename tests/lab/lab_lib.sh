@@ -4,7 +4,7 @@ set -euo pipefail
 
 LAB_TEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB=${IBAT_LAB:-$LAB_TEST_DIR/../../lab/ibat-lab}
-TOPO=${IBAT_TOPOLOGY_DIR:-$LAB_TEST_DIR/../../../shared/topologies}
+TOPO=${IBAT_TOPOLOGY_DIR:-$LAB_TEST_DIR/../../lab/topologies}
 LAB_FABRICS=()
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -7,7 +7,7 @@ lab_up "$name" --topology "$TOPO/small-2sw4hca.net" --sm-node Hca1 >/dev/null
 
 for round in $(seq 1 11); do
   "$LAB" sm --name "$name" kill >/dev/null
-  [[ $("$LAB" status --name "$name" | python3 -c 'import json,sys; print(json.load(sys.stdin)["running"]["sm_primary"])') == False ]] ||
+  [[ $("$LAB" status --name "$name" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["running"]["sm_primary"])') == False ]] ||
     fail "round $round: OpenSM still runs after kill"
   "$LAB" sm --name "$name" start >/dev/null 2>&1 || fail "round $round: sm start after kill failed"
 done

@@ -10,6 +10,19 @@ before=$(lids "$name")
 [[ $(lids "$name") == "$before" ]] || fail "LIDs changed by a plain restart"
 pass "LIDs kept by sm restart"
 expect_eq "SM state after restart" "$(sminfo_state "$name" h0003)" SMINFO_MASTER
+# status --json: the OpenSM's pid and role, and the restart's timing
+status=$("$LAB" status --name "$name" --json)
+python3 - "$status" <<'PY' || fail "status --json after sm restart: $status"
+import json, sys
+s = json.loads(sys.argv[1])
+sm = s["sm"]["primary"]
+assert sm["running"] and isinstance(sm["pid"], int) and sm["state"] == "MASTER", sm
+assert s["pids"]["ibsim"] > 0 and s["timings"]["sm_restart_s"] > 0, s
+PY
+pass "status --json: the OpenSM's pid, MASTER, sm_restart_s"
+text=$("$LAB" status --name "$name")
+expect_contains "status (text)" "$text" "primary on "
+expect_contains "status (text)" "$text" ", MASTER"
 
 "$LAB" sm --name "$name" restart --new-lids >/dev/null 2>&1
 after=$(lids "$name")

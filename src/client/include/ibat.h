@@ -145,6 +145,9 @@ int ibat_neigh_add(ibat_t* h, const ibat_target* ip, const uint8_t hw[20], uint1
 int ibat_neigh_del(ibat_t* h, const ibat_target* ip);
 /* dgid NULL: flush everything; pkey 0: every P_Key of dgid. */
 int ibat_flush(ibat_t* h, const ibat_gid* dgid, uint16_t pkey);
+/* ibat_flush that also reports how many cache entries were dropped in *dropped (if not NULL);
+ * UINT32_MAX when the daemon is too old to say. */
+int ibat_flush_count(ibat_t* h, const ibat_gid* dgid, uint16_t pkey, uint32_t* dropped);
 
 enum ibat_listing { IBAT_LIST_PATHS = 5, IBAT_LIST_STATS = 6, IBAT_LIST_NEIGH = 4 };
 /* Fetches a JSON document (docs/protocol.md "JSON bodies"); free *json_out with ibat_free. */

@@ -42,7 +42,7 @@ struct Args {
   std::optional<std::uint16_t> dlid;
   int port = 0;
   bool json_out = false;
-  unsigned timeout_ms = 200, retries = 3, poll_ms = 1000, count = 1, interval_ms = 1000;
+  unsigned timeout_ms = 200, retries = 3, poll_ms = 1000, count = 1, interval_ms = 1000, sm_check_s = 60;
   double monitor_seconds = 0;
 };
 
@@ -182,7 +182,9 @@ int main(int argc, char** argv) {
   app.add_option("--retries", args.retries, "MAD resends after the first attempt")->check(CLI::Range(0U, 100U));
   app.add_option("--count", args.count, "resolve this many times (one JSON line each)")->check(CLI::Range(1U, 100000U));
   app.add_option("--interval-ms", args.interval_ms, "pause between resolutions with --count");
-  app.add_option("--poll-ms", args.poll_ms, "PortInfo/SMInfo poll interval")->check(CLI::Range(10U, 600000U));
+  app.add_option("--poll-ms", args.poll_ms, "local PortInfo poll interval")->check(CLI::Range(10U, 600000U));
+  app.add_option("--sm-check-s", args.sm_check_s, "routine SM/SA check interval (x [1, 1.5))")
+      ->check(CLI::Range(1U, 86400U));
   auto* monitor_opt = app.add_option("--monitor", args.monitor_seconds,
                                      "print port/SM/trap events as JSON lines for SECONDS, then exit");
   dgid_opt->excludes(dlid_opt);
@@ -215,6 +217,7 @@ int main(int argc, char** argv) {
   options.mad_timeout = std::chrono::milliseconds(args.timeout_ms);
   options.mad_retries = args.retries;
   options.poll_interval = std::chrono::milliseconds(args.poll_ms);
+  options.sm_check_interval = std::chrono::seconds(args.sm_check_s);
   options.subscribe_traps = args.monitor_seconds > 0;
   options.broadcast_pkey = *pkey;
   try {

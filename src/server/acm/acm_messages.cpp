@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "server/acm/path_record_wire.h"
+#include "wire/byte_order.h"
 
 namespace ibat::acm {
 namespace {
@@ -26,17 +27,6 @@ void store_host(std::span<std::uint8_t> b, std::size_t at, T v) {
   std::memcpy(b.data() + at, &v, sizeof v);
 }
 
-std::uint16_t load_be16(std::span<const std::uint8_t> b, std::size_t at) {
-  return static_cast<std::uint16_t>((b[at] << 8) | b[at + 1]);
-}
-
-void store_be(std::span<std::uint8_t> b, std::size_t at, std::size_t n, std::uint64_t v) {
-  for (std::size_t i = n; i-- > 0;) {
-    b[at + i] = static_cast<std::uint8_t>(v & 0xFF);
-    v >>= 8;
-  }
-}
-
 bool known_opcode(std::uint8_t op) {
   return op == static_cast<std::uint8_t>(Opcode::resolve) || op == static_cast<std::uint8_t>(Opcode::perf_query) ||
          op == static_cast<std::uint8_t>(Opcode::ep_query);
@@ -44,7 +34,7 @@ bool known_opcode(std::uint8_t op) {
 
 std::size_t header_length(std::span<const std::uint8_t> b) {
   return b[1] == static_cast<std::uint8_t>(Opcode::resolve) ? load_host<std::uint16_t>(b, kLengthOffset)
-                                                            : load_be16(b, kLengthOffset);
+                                                            : wire::get16(b, kLengthOffset);
 }
 
 std::string name_from(std::span<const std::uint8_t> info) {
@@ -109,7 +99,7 @@ std::vector<std::uint8_t> header(Opcode opcode, const Tid& tid, Status status, s
   if (opcode == Opcode::resolve)
     store_host<std::uint16_t>(out, kLengthOffset, static_cast<std::uint16_t>(length));
   else
-    store_be(out, kLengthOffset, 2, length);
+    wire::put16(out, kLengthOffset, static_cast<std::uint32_t>(length));
   std::copy(tid.begin(), tid.end(), out.begin() + kTidOffset);
   return out;
 }
@@ -238,7 +228,7 @@ std::vector<std::uint8_t> encode(const PerfQueryResponse& response) {
   const std::size_t count = std::min(response.counters.size(), kMaxCounters);
   auto out = header(Opcode::perf_query, response.tid, Status::success, kHeaderLength + count * 8);
   out[3] = static_cast<std::uint8_t>(count);  // hdr.src_out: number of counters
-  for (std::size_t i = 0; i < count; ++i) store_be(out, kHeaderLength + i * 8, 8, response.counters[i]);
+  for (std::size_t i = 0; i < count; ++i) wire::put64(out, kHeaderLength + i * 8, response.counters[i]);
   return out;
 }
 
@@ -250,11 +240,11 @@ std::vector<std::uint8_t> encode(const EpQueryResponse& response) {
   auto out = header(Opcode::ep_query, response.tid, Status::success,
                     kHeaderLength + kEpConfigLength + count * kMaxAddress);
   const std::span<std::uint8_t> body(out.data() + kHeaderLength, out.size() - kHeaderLength);
-  store_be(body, 0, 8, ep.dev_guid);
+  wire::put64(body, 0, ep.dev_guid);
   body[8] = ep.port_num;
   body[9] = ep.phys_port_cnt;
-  store_be(body, 12, 2, ep.pkey.value);
-  store_be(body, 14, 2, count);
+  wire::put16(body, 12, ep.pkey.value);
+  wire::put16(body, 14, static_cast<std::uint32_t>(count));
   put_name(body.subspan(16, kMaxAddress), ep.provider);
   for (std::size_t i = 0; i < count; ++i)
     put_name(body.subspan(kEpConfigLength + i * kMaxAddress, kMaxAddress), ep.addresses[i]);

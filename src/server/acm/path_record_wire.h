@@ -4,6 +4,8 @@
 //   44 flowlabel_hoplimit(4): flow label bits 27:8, hop limit 7:0
 //   48 tclass  49 reversible(7) | numb_path(6:0)  50 pkey(2)  52 qos_class(15:4) | sl(3:0)
 //   54 mtu  55 rate  56 packet lifetime: selector bits 7:6, value 5:0   57 preference  58 reserved(6)
+// It is the SA PathRecord's layout (mad/path_record.h) with the RawTraffic bit (byte 44, bit 7)
+// reserved, so the codec is mad's.
 #pragma once
 
 #include <cstdint>

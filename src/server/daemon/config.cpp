@@ -4,8 +4,10 @@
 // what would be accepted.
 #include "server/daemon/config.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <map>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include <variant>
 
 #include <fmt/format.h>
+#include <grp.h>
 #include <toml++/toml.h>
 
 namespace ibat::server {
@@ -123,6 +126,8 @@ const std::vector<KeySpec>& key_specs() {
               1, 100'000'000),
       duration_key("policy", "request_timeout_ms", [](DaemonConfig& c) -> FieldPtr { return &c.policy.request_timeout; },
                    kMilli, 1, 3'600'000),
+      duration_key("policy", "max_request_timeout_ms",
+                   [](DaemonConfig& c) -> FieldPtr { return &c.policy.max_request_timeout; }, kMilli, 1, 3'600'000),
       duration_key("policy", "provisional_ttl_s", [](DaemonConfig& c) -> FieldPtr { return &c.policy.provisional_ttl; },
                    kSecond, 0, kDay),
       int_key("policy", "default_pkey", [](DaemonConfig& c) -> FieldPtr { return &c.policy.default_pkey; },
@@ -136,6 +141,8 @@ const std::vector<KeySpec>& key_specs() {
       int_key("fabric", "mad_retries", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.mad_retries; }, 0, 100, false),
       duration_key("fabric", "poll_interval_ms", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.poll_interval; },
                    kMilli, 10, 3'600'000, false),
+      duration_key("fabric", "sm_check_interval_s",
+                   [](DaemonConfig& c) -> FieldPtr { return &c.fabric.sm_check_interval; }, kSecond, 1, kDay, false),
       bool_key("fabric", "subscribe_traps", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.subscribe_traps; }, false),
       // [server]
       string_key("server", "socket", [](DaemonConfig& c) -> FieldPtr { return &c.server.socket; },
@@ -153,15 +160,24 @@ const std::vector<KeySpec>& key_specs() {
       int_key("server", "max_queued_bytes_per_connection",
               [](DaemonConfig& c) -> FieldPtr { return &c.server.max_queued_bytes_per_connection; }, 1 << 17,
               1 << 30),
+      bool_key("server", "shared_table", [](DaemonConfig& c) -> FieldPtr { return &c.server.shared_table; }, false),
       // [snapshot]
       string_key("snapshot", "cache_file", [](DaemonConfig& c) -> FieldPtr { return &c.snapshot.cache_file; },
                  StringRule::optional_file_path, true),
       int_key("snapshot", "interval_s", [](DaemonConfig& c) -> FieldPtr { return &c.snapshot.interval_s; }, 0, kDay),
+      // [linux]: the kernel-facing sockets are opened once, changes need a restart
+      bool_key("linux", "local_sa", [](DaemonConfig& c) -> FieldPtr { return &c.linux_host.local_sa; }, false),
+      string_key("linux", "local_sa_socket", [](DaemonConfig& c) -> FieldPtr { return &c.linux_host.local_sa_socket; },
+                 StringRule::optional_socket_path, false),
+      duration_key("linux", "local_sa_deadline_ms",
+                   [](DaemonConfig& c) -> FieldPtr { return &c.linux_host.local_sa_deadline; }, kMilli, 10, 1900,
+                   false),
+      bool_key("linux", "neighbours", [](DaemonConfig& c) -> FieldPtr { return &c.linux_host.neighbours; }, false),
   };
   return specs;
 }
 
-constexpr std::array<std::string_view, 4> kSections = {"policy", "fabric", "server", "snapshot"};
+constexpr std::array<std::string_view, 5> kSections = {"policy", "fabric", "server", "snapshot", "linux"};
 
 std::string full_name(const KeySpec& k) {
   return k.section.empty() ? std::string(k.name) : fmt::format("{}.{}", k.section, k.name);
@@ -280,6 +296,42 @@ std::string where(const toml::node& node, std::string_view source) {
   return fmt::format("{}:{}:{}", source, pos.line, pos.column);
 }
 
+// Where a key was set: "file:line:col" or the flag, and its rank in file order (flags after).
+struct Place {
+  std::string where;
+  std::uint64_t order = 0;
+};
+constexpr std::uint64_t kAfterFile = UINT64_MAX;
+
+Place place_of(const toml::node& node, std::string_view source) {
+  const auto& pos = node.source().begin;
+  return {where(node, source), (std::uint64_t{pos.line} << 32) | pos.column};
+}
+
+// What parsing collects: the errors with their rank (reported in file order) and where each
+// valid or invalid key was set, for the checks that involve several keys.
+struct Parse {
+  DaemonConfig config;
+  std::vector<std::pair<std::uint64_t, std::string>> errors;
+  std::map<std::string, Place, std::less<>> places;
+  std::vector<std::string> bad_keys;
+
+  void error(std::uint64_t order, std::string text) { errors.emplace_back(order, std::move(text)); }
+  bool bad(std::string_view key) const { return std::find(bad_keys.begin(), bad_keys.end(), key) != bad_keys.end(); }
+  // Where `key` was set, else where `other` was, else `fallback` (a default on both sides).
+  Place place(std::string_view key, std::string_view other, std::string_view fallback) const {
+    if (auto it = places.find(key); it != places.end()) return it->second;
+    if (auto it = places.find(other); it != places.end()) return it->second;
+    return {std::string(fallback), 0};
+  }
+  std::vector<std::string> sorted_errors() {
+    std::stable_sort(errors.begin(), errors.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> out;
+    for (auto& e : errors) out.push_back(std::move(e.second));
+    return out;
+  }
+};
+
 // Stores `node` into the field of `k`, or returns why it is not acceptable.
 bool apply_value(const KeySpec& k, const toml::node& node, DaemonConfig& config) {
   FieldPtr field = k.field(config);
@@ -322,11 +374,13 @@ bool apply_value(const KeySpec& k, const toml::node& node, DaemonConfig& config)
       field);
 }
 
-void apply_key(const KeySpec& k, const toml::node& node, std::string_view place, DaemonConfig& config,
-               std::vector<std::string>& errors) {
-  if (!apply_value(k, node, config)) {
-    errors.push_back(fmt::format("{}: {} = {}: expected {}", place, full_name(k), render_node(node),
-                                 expected(k, k.field(config))));
+void apply_key(const KeySpec& k, const toml::node& node, const Place& place, Parse& parse) {
+  std::string name = full_name(k);
+  parse.places[name] = place;
+  if (!apply_value(k, node, parse.config)) {
+    parse.bad_keys.push_back(name);
+    parse.error(place.order, fmt::format("{}: {} = {}: expected {}", place.where, name, render_node(node),
+                                         expected(k, k.field(parse.config))));
   }
 }
 
@@ -351,43 +405,42 @@ bool is_section(std::string_view name) {
   return false;
 }
 
-void apply_table(const toml::table& root, std::string_view source, DaemonConfig& config,
-                 std::vector<std::string>& errors) {
+void apply_table(const toml::table& root, std::string_view source, Parse& parse) {
   for (auto&& [key, node] : root) {
     std::string_view name = key.str();
     if (const KeySpec* k = find_spec("", name)) {
-      apply_key(*k, node, where(node, source), config, errors);
+      apply_key(*k, node, place_of(node, source), parse);
       continue;
     }
     if (!is_section(name)) {
-      errors.push_back(fmt::format("{}: unknown key '{}' (accepted at the top level: {})",
-                                   where(node, source), name, known_keys("")));
+      parse.error(place_of(node, source).order, fmt::format("{}: unknown key '{}' (accepted at the top level: {})",
+                                                             where(node, source), name, known_keys("")));
       continue;
     }
     const toml::table* section = node.as_table();
     if (section == nullptr) {
-      errors.push_back(fmt::format("{}: {} = {}: expected a table [{}]", where(node, source), name,
-                                   render_node(node), name));
+      parse.error(place_of(node, source).order, fmt::format("{}: {} = {}: expected a table [{}]", where(node, source),
+                                                             name, render_node(node), name));
       continue;
     }
     for (auto&& [sub_key, sub_node] : *section) {
       if (const KeySpec* k = find_spec(name, sub_key.str())) {
-        apply_key(*k, sub_node, where(sub_node, source), config, errors);
+        apply_key(*k, sub_node, place_of(sub_node, source), parse);
       } else {
-        errors.push_back(fmt::format("{}: unknown key '{}.{}' (accepted in [{}]: {})",
-                                     where(sub_node, source), name, sub_key.str(), name,
-                                     known_keys(name)));
+        parse.error(place_of(sub_node, source).order,
+                    fmt::format("{}: unknown key '{}.{}' (accepted in [{}]: {})", where(sub_node, source), name,
+                                sub_key.str(), name, known_keys(name)));
       }
     }
   }
 }
 
-void apply_overrides(const ConfigOverrides& o, DaemonConfig& config, std::vector<std::string>& errors) {
+void apply_overrides(const ConfigOverrides& o, Parse& parse) {
   auto apply = [&](std::string_view flag, std::string_view section, std::string_view name,
                    const auto& value) {
     if (!value) return;
     toml::value node(*value);
-    apply_key(*find_spec(section, name), node, flag, config, errors);
+    apply_key(*find_spec(section, name), node, Place{std::string(flag), kAfterFile}, parse);
   };
   apply("--socket", "server", "socket", o.socket);
   apply("--acm-socket", "server", "acm_socket", o.acm_socket);
@@ -397,10 +450,62 @@ void apply_overrides(const ConfigOverrides& o, DaemonConfig& config, std::vector
   apply("--log-level", "", "log_level", o.log_level);
 }
 
-void check_policy(std::string_view source, ConfigResult& result) {
-  if (!result.errors.empty()) return;  // cross-field checks only make sense on valid fields
-  std::string problem = result.config.policy.validate();
-  if (!problem.empty()) result.errors.push_back(fmt::format("{}: [policy]: {}", source, problem));
+// Checks between keys, each reported at the key that was set (the later one when both were),
+// skipped when one of the keys already has its own error.
+void check_across_keys(std::string_view source, Parse& parse) {
+  const DaemonConfig& c = parse.config;
+  if (!parse.bad("policy.retry_base_ms") && !parse.bad("policy.retry_max_ms") &&
+      c.policy.retry_max < c.policy.retry_base) {
+    Place at = parse.place("policy.retry_max_ms", "policy.retry_base_ms", source);
+    parse.error(at.order, fmt::format("{}: policy.retry_max_ms = {}: must be >= policy.retry_base_ms ({})", at.where,
+                                      c.policy.retry_max / kMilli, c.policy.retry_base / kMilli));
+  }
+  if (!parse.bad("server.socket") && !parse.bad("server.acm_socket") && c.server.acm_socket == c.server.socket) {
+    Place at = parse.place("server.acm_socket", "server.socket", source);
+    parse.error(at.order, fmt::format("{}: server.acm_socket = {}: must differ from server.socket (one path "
+                                      "cannot serve both protocols)", at.where, quote(c.server.acm_socket)));
+  }
+  if (!parse.errors.empty()) return;  // the whole-policy check only makes sense on valid fields
+  std::string problem = c.policy.validate();
+  if (!problem.empty()) parse.error(kAfterFile, fmt::format("{}: [policy]: {}", source, problem));
+}
+
+// What only this host can tell: the admin group exists, the snapshot's directory exists or can be
+// made (ibatd creates its last component at start, as systemd's StateDirectory would).
+void check_host(std::string_view source, Parse& parse) {
+  const DaemonConfig& c = parse.config;
+  if (!c.server.admin_group.empty() && !parse.bad("server.admin_group")) {
+    group g{};
+    group* found = nullptr;
+    std::vector<char> buf(16384);
+    if (::getgrnam_r(c.server.admin_group.c_str(), &g, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+      Place at = parse.place("server.admin_group", "", source);
+      parse.error(at.order, fmt::format("{}: server.admin_group = {}: no such group (create it with 'groupadd {}', "
+                                        "or set \"\" for root only)", at.where, quote(c.server.admin_group),
+                                        c.server.admin_group));
+    }
+  }
+  if (!c.snapshot.cache_file.empty() && !parse.bad("snapshot.cache_file")) {
+    std::filesystem::path dir = std::filesystem::path(c.snapshot.cache_file).parent_path();
+    std::error_code ec;
+    if (!dir.empty() && !std::filesystem::is_directory(dir, ec) &&
+        !std::filesystem::is_directory(dir.parent_path(), ec)) {
+      Place at = parse.place("snapshot.cache_file", "", source);
+      parse.error(at.order, fmt::format("{}: snapshot.cache_file = {}: directory {} does not exist (create it, or "
+                                        "set \"\" to run without a warm cache)", at.where,
+                                        quote(c.snapshot.cache_file), dir.string()));
+    }
+  }
+}
+
+ConfigResult finish(Parse& parse, std::string_view source, HostCheck host) {
+  check_across_keys(source, parse);
+  if (host == HostCheck::on) check_host(source, parse);
+  ConfigResult result;
+  result.config = parse.config;
+  result.errors = parse.sorted_errors();
+  result.source = std::string(source);
+  return result;
 }
 
 std::string render_field(const KeySpec& k, const DaemonConfig& config) {
@@ -427,44 +532,47 @@ std::string render_field(const KeySpec& k, const DaemonConfig& config) {
 
 }  // namespace
 
-ConfigResult parse_config(std::string_view text, std::string_view source,
-                          const ConfigOverrides& overrides) {
-  ConfigResult result;
+ConfigResult parse_config(std::string_view text, std::string_view source, const ConfigOverrides& overrides,
+                          HostCheck host) {
+  Parse parse;
   try {
     toml::table root = toml::parse(text, source);
-    apply_table(root, source, result.config, result.errors);
+    apply_table(root, source, parse);
   } catch (const toml::parse_error& e) {
     const auto& pos = e.source().begin;
+    ConfigResult result;
     result.errors.push_back(fmt::format("{}:{}:{}: TOML syntax error: {}", source, pos.line,
                                         pos.column, e.description()));
+    result.source = std::string(source);
     return result;
   }
-  apply_overrides(overrides, result.config, result.errors);
-  check_policy(source, result);
-  return result;
+  apply_overrides(overrides, parse);
+  return finish(parse, source, host);
 }
 
-ConfigResult load_config(const std::string& path, bool path_is_explicit,
-                         const ConfigOverrides& overrides) {
+ConfigResult load_config(const std::string& path, bool path_is_explicit, const ConfigOverrides& overrides,
+                         HostCheck host) {
   std::error_code ec;
   bool exists = std::filesystem::exists(path, ec);
   if (!exists && !path_is_explicit && !ec) {
-    ConfigResult result;
+    Parse parse;
+    apply_overrides(overrides, parse);
+    ConfigResult result = finish(parse, fmt::format("built-in defaults ({} does not exist)", path), host);
     result.notes.push_back(fmt::format("{} does not exist: using built-in defaults", path));
-    apply_overrides(overrides, result.config, result.errors);
-    check_policy("defaults", result);
     return result;
   }
   std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) {
     ConfigResult result;
     result.errors.push_back(fmt::format("{}: cannot read: {}", path, ec.message()));
+    result.source = path;
     return result;
   }
   if (size > kMaxConfigBytes) {
     ConfigResult result;
     result.errors.push_back(fmt::format("{}: {} bytes: a config file may have at most {} bytes",
                                         path, size, kMaxConfigBytes));
+    result.source = path;
     return result;
   }
   std::ifstream in(path, std::ios::binary);
@@ -472,9 +580,10 @@ ConfigResult load_config(const std::string& path, bool path_is_explicit,
   if (!in || !in.read(text.data(), static_cast<std::streamsize>(size))) {
     ConfigResult result;
     result.errors.push_back(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+    result.source = path;
     return result;
   }
-  return parse_config(text, path, overrides);
+  return parse_config(text, path, overrides, host);
 }
 
 std::vector<ConfigItem> describe(const DaemonConfig& config) {

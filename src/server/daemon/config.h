@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/policy.h"
-#include "fabric/fabric_port.h"
+#include "fabric/fabric_options.h"
 
 namespace ibat::server {
 
@@ -25,6 +25,7 @@ struct ServerOptions {
   std::uint32_t max_connections = 1024;
   std::uint32_t max_outstanding_per_connection = 1024;
   std::uint32_t max_queued_bytes_per_connection = 4u << 20;  // unsent replies; beyond: disconnect
+  bool shared_table = true;  // publish valid paths in <socket>.table for libibat (docs/shared-table.md)
 };
 
 struct SnapshotOptions {
@@ -32,11 +33,20 @@ struct SnapshotOptions {
   std::uint32_t interval_s = 300;                        // 0: only at shutdown
 };
 
+// Linux kernel integration (docs/linux.md).
+struct LinuxOptions {
+  bool local_sa = true;           // answer the kernel's path queries (RDMA netlink local SA)
+  std::string local_sa_socket;    // "": NETLINK_RDMA; a path: an AF_UNIX datagram socket (tests, twins)
+  core::Duration local_sa_deadline = std::chrono::milliseconds(1000);  // below the kernel's 2000 ms
+  bool neighbours = true;         // follow the kernel's neighbour table (rtnetlink) for IPoIB entries
+};
+
 struct DaemonConfig {
   core::Policy policy;
   fabric::FabricOptions fabric;
   ServerOptions server;
   SnapshotOptions snapshot;
+  LinuxOptions linux_host;
   std::string log_level = "info";
 };
 
@@ -52,19 +62,25 @@ struct ConfigOverrides {
 
 struct ConfigResult {
   DaemonConfig config;
-  std::vector<std::string> errors;  // each names the place, the key, the value and what is accepted
+  std::vector<std::string> errors;  // each names the place, the key, the value and what is accepted;
+                                    // in file order, then those of the flags
   std::vector<std::string> notes;   // informational (e.g. default file absent, defaults used)
+  std::string source;               // what was read: the file, or "built-in defaults (...)"
   bool ok() const { return errors.empty(); }
 };
 
+// Whether to also check what only this host can tell (admin_group exists, the directory of
+// cache_file exists): on for the daemon and --check-config, off for the text alone.
+enum class HostCheck : std::uint8_t { off, on };
+
 // Parses TOML text; `source` names it in messages (a file name).
 ConfigResult parse_config(std::string_view text, std::string_view source,
-                          const ConfigOverrides& overrides = {});
+                          const ConfigOverrides& overrides = {}, HostCheck host = HostCheck::off);
 
 // Reads `path` (at most 1 MiB). When `path` is the default and the file does not exist, the
 // built-in defaults are used and a note says so; an explicit file that is missing is an error.
 ConfigResult load_config(const std::string& path, bool path_is_explicit,
-                         const ConfigOverrides& overrides = {});
+                         const ConfigOverrides& overrides = {}, HostCheck host = HostCheck::off);
 
 // Every key as "section.key" with its value rendered as TOML, in declaration order.
 struct ConfigItem {

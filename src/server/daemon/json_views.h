@@ -11,7 +11,7 @@
 
 #include "core/resolver.h"
 #include "core/stats.h"
-#include "fabric/fabric_port.h"
+#include "fabric/fabric_options.h"
 
 namespace ibat::server {
 
@@ -35,8 +35,8 @@ struct ServerCounters {
 };
 
 // Core counters at the top level (resolves, cache_hits, ..., failures as {reason: n, total: n}),
-// the fabric's under "fabric", the sockets' under "server" (the ACM socket's prefixed "acm_"), and
-// "uptime_s".
+// the fabric's under "fabric", the sockets' under "server" (the ACM socket's prefixed "acm_"),
+// "uptime_s" and ibatd's "version".
 nlohmann::json stats_json(const core::Stats& core, const fabric::FabricStats& fabric,
                           const ServerCounters& server, std::chrono::seconds uptime);
 

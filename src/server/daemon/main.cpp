@@ -1,6 +1,7 @@
 // ibatd: the ibat path resolution daemon. Parses flags and the TOML config, opens the fabric port,
 // runs the Service on one asio event loop, and handles SIGTERM/SIGINT (cancel pending requests,
 // write the snapshot, exit 0) and SIGHUP (reload the config; a bad file keeps the old one).
+// Exit codes (ibatd(8)): 0 clean stop or valid config, 1 invalid config or fatal error, 2 usage.
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -26,8 +27,15 @@ struct Flags {
   server::ConfigOverrides overrides;
 };
 
+constexpr int kExitUsage = 2;
+
+int fail_usage(const std::string& message) {
+  std::fprintf(stderr, "ibatd: %s\nRun 'ibatd --help' for usage.\n", message.c_str());
+  return kExitUsage;
+}
+
 server::ConfigResult load(const Flags& flags) {
-  return server::load_config(flags.config_path, flags.config_given, flags.overrides);
+  return server::load_config(flags.config_path, flags.config_given, flags.overrides, server::HostCheck::on);
 }
 
 int check_config(const Flags& flags) {
@@ -35,11 +43,11 @@ int check_config(const Flags& flags) {
   for (const auto& note : result.notes) std::printf("%s\n", note.c_str());
   for (const auto& error : result.errors) std::fprintf(stderr, "%s\n", error.c_str());
   if (!result.ok()) {
-    std::fprintf(stderr, "%s: configuration is not valid (%zu error%s)\n", flags.config_path.c_str(),
+    std::fprintf(stderr, "%s: configuration is not valid (%zu error%s)\n", result.source.c_str(),
                  result.errors.size(), result.errors.size() == 1 ? "" : "s");
     return 1;
   }
-  std::printf("%s: configuration OK\n", flags.config_path.c_str());
+  std::printf("%s: configuration OK\n", result.source.c_str());
   return 0;
 }
 
@@ -58,6 +66,7 @@ int run(const Flags& flags, const server::DaemonConfig& config) {
   server::Service service(loop, config, port);
   service_ptr = &service;
   service.set_fabric_stats([&port] { return port.stats(); });
+  spdlog::info("port events: {}", port.port_events_status());
   service.set_port_info([&port] { return port.local_port(); });
   service.start();
   port.start();
@@ -98,20 +107,30 @@ int run(const Flags& flags, const server::DaemonConfig& config) {
 
 int main(int argc, char** argv) {
   Flags flags;
-  CLI::App app{"ibatd: InfiniBand path resolution daemon (see ibatd(8))"};
+  CLI::App app{"ibatd: InfiniBand path resolution daemon (see ibatd(8))", "ibatd"};
   app.set_version_flag("--version", std::string(IBAT_VERSION));
   app.add_option("--config", flags.config_path, "TOML configuration file")
       ->default_str(std::string(server::kDefaultConfigPath));
-  app.add_flag("--check-config", flags.check_config, "validate the configuration and exit (0 valid, 1 not)");
+  app.add_flag("--check-config", flags.check_config, "validate the configuration and exit (0 valid, 1 not, 2 bad options)");
   auto& o = flags.overrides;
   app.add_option("--socket", o.socket, "native protocol socket (default /run/ibat/ibatd.sock)");
   app.add_option("--acm-socket", o.acm_socket, "ACM protocol socket (default: off)");
   app.add_option("--cache-file", o.cache_file, "warm-cache snapshot file (\"\" disables it)");
   app.add_option("--ca", o.ca, "HCA name (default: the first one)");
-  app.add_option("--port", o.port, "HCA port number (default: the first active one)");
+  app.add_option("--port", o.port, "HCA port number (default: the first active one)")->type_name("N");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical or off");
-  CLI11_PARSE(app, argc, argv);
+  app.footer("Exit codes: 0 clean stop or valid configuration, 1 invalid configuration or fatal error, 2 bad options.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail_usage(e.what());
+  }
   flags.config_given = app.count("--config") > 0;
+  // A bad option value is a usage error, not a fault of the file: check the options on their own.
+  if (auto options = server::parse_config("", "options", flags.overrides); !options.ok())
+    return fail_usage(options.errors.front());
 
   if (flags.check_config) return check_config(flags);
 

@@ -85,9 +85,7 @@ class NativeConnection : public Connection {
       case Op::neigh_list:
         if (!check_empty(*op, header.id, payload)) return;
         return reply_chunked(*op, header.id, neighbours_json(resolver().neighbours()).dump());
-      case Op::paths:
-        if (!check_empty(*op, header.id, payload)) return;
-        return reply_chunked(*op, header.id, paths_json(resolver().entries()).dump());
+      case Op::paths: return on_paths(header.id, payload);
       case Op::stats:
         if (!check_empty(*op, header.id, payload)) return;
         return reply_chunked(*op, header.id, server_.hooks_.stats_json());
@@ -141,6 +139,18 @@ class NativeConnection : public Connection {
     if (send(std::move(out))) flush();
   }
 
+  // One page per request, so that no listing holds the loop for long (docs/protocol.md, PATHS).
+  void on_paths(std::uint32_t id, std::span<const std::uint8_t> payload) {
+    auto decoded = protocol::decode_paths_request(payload);
+    if (!decoded) return fail(Status::malformed, id, decoded.error());
+    const protocol::PathsRequest& req = decoded.value();
+    std::uint32_t limit = req.limit == 0 ? protocol::kPathsPageSize : std::min(req.limit, protocol::kPathsPageSize);
+    core::Resolver::EntryPage page = resolver().entries_page(req.cursor, limit);
+    std::vector<std::uint8_t> out;
+    protocol::append_paths_reply(out, id, {page.next.value_or(0), paths_json(page.entries).dump()});
+    send(std::move(out));
+  }
+
   bool authorized(Op op, std::uint32_t id) {
     if (server_.hooks_.may_administer && server_.hooks_.may_administer(peer())) return true;
     ++server_.counters_.denied;
@@ -154,6 +164,7 @@ class NativeConnection : public Connection {
     if (!decoded) return fail(Status::malformed, id, decoded.error());
     if (!authorized(Op::neigh_add, id)) return;
     const auto& n = decoded.value();
+    if (n.hw.gid().is_zero()) return protocol::append_empty_reply(out_, id, Op::neigh_add, Status::invalid);
     resolver().on_neighbour(n.ip, n.hw, n.slid);
     reply_empty(id, Op::neigh_add, Status::ok);
     server_.publish(event_json("neighbour", {{"action", "add"}, {"ip", n.ip.to_string()},
@@ -164,7 +175,8 @@ class NativeConnection : public Connection {
     auto decoded = protocol::decode_neigh_del(payload);
     if (!decoded) return fail(Status::malformed, id, decoded.error());
     if (!authorized(Op::neigh_del, id)) return;
-    resolver().on_neighbour_removed(decoded.value().ip);
+    if (!resolver().on_neighbour_removed(decoded.value().ip))  // like `ip neigh del`: nothing to delete
+      return reply_empty(id, Op::neigh_del, Status::unreachable);
     reply_empty(id, Op::neigh_del, Status::ok);
     server_.publish(event_json("neighbour", {{"action", "del"}, {"ip", decoded.value().ip.to_string()}}));
   }
@@ -175,14 +187,19 @@ class NativeConnection : public Connection {
     if (!authorized(Op::flush, id)) return;
     const auto& f = decoded.value();
     nlohmann::json fields = nlohmann::json::object();
+    std::size_t dropped = 0;
     if (f.dgid) {
-      resolver().flush(*f.dgid, f.pkey);
+      dropped = resolver().flush(*f.dgid, f.pkey);
       fields["dgid"] = f.dgid->to_string();
       if (f.pkey) fields["pkey"] = f.pkey->to_string();
     } else {
-      resolver().flush_all();
+      dropped = resolver().flush_all();
     }
-    reply_empty(id, Op::flush, Status::ok);
+    if (server_.hooks_.after_flush) server_.hooks_.after_flush();
+    fields["dropped"] = dropped;
+    std::vector<std::uint8_t> out;
+    protocol::append_flush_reply(out, id, static_cast<std::uint32_t>(std::min<std::size_t>(dropped, UINT32_MAX)));
+    send(std::move(out));
     server_.publish(event_json("flush", std::move(fields)));
   }
 

@@ -30,6 +30,7 @@ struct NativeHooks {
   std::function<std::string()> stats_json;               // body of a STATS reply
   std::function<void()> after_input;                     // the Resolver got input: re-arm its timer
   std::function<bool(const PeerCredentials&)> may_administer;  // NEIGH_ADD/DEL, FLUSH
+  std::function<void()> after_flush;                     // a FLUSH changed the cache
 };
 
 class NativeConnection;

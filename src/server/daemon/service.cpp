@@ -20,31 +20,64 @@ std::optional<gid_t> resolve_admin_group(const std::string& name) {
   return gid;
 }
 
+nlohmann::json local_sa_json(const kernel::LocalSaStats& s) {
+  std::uint64_t failed = 0;
+  for (const auto& [reason, n] : s.errors) failed += n;
+  nlohmann::json errors(s.errors);
+  errors["total"] = failed;
+  return {{"running", s.running},         {"requests", s.requests},
+          {"answered", s.answered},       {"errors", errors},
+          {"answer_p50_us", s.answer_p50_us}, {"answer_p99_us", s.answer_p99_us}};
+}
+
+nlohmann::json kernel_neighbours_json(const kernel::NeighbourMonitorStats& s) {
+  return {{"running", s.running},        {"ipoib", s.table.ipoib},
+          {"other", s.table.other},      {"updates", s.table.updates},
+          {"removals", s.table.removals}, {"ignored_non_ipoib", s.table.ignored_non_ipoib},
+          {"dumps", s.table.dumps},      {"overruns", s.overruns},
+          {"malformed", s.malformed}};
+}
+
 }  // namespace
 
 Service::Service(asio::io_context& loop, const DaemonConfig& config, core::QuerySink& sink,
                  std::function<bool(const PeerCredentials&)> may_administer)
     : loop_(loop),
       config_(config),
-      resolver_(config.policy, clock_, sink),
+      table_(sink),
+      resolver_(config.policy, clock_, table_),
       admin_gid_(resolve_admin_group(config.server.admin_group)),
       may_administer_(std::move(may_administer)),
       native_(loop, resolver_,
               NativeHooks{[this] { return stats_json(); }, [this] { schedule_tick(); },
                           [this](const PeerCredentials& peer) {
                             return may_administer_ ? may_administer_(peer) : is_privileged(peer, admin_gid_);
-                          }},
+                          },
+                          [this] { refresh_table(); }},
               counters_),
       tick_timer_(loop),
       snapshot_timer_(loop),
       grace_timer_(loop),
-      started_(steady_clock::now()) {}
+      table_timer_(loop),
+      started_(steady_clock::now()) {
+  resolver_.set_path_observer([this](const core::PathChange& c) {
+    native_.publish(event_json("path", {{"sgid", c.sgid.to_string()},
+                                        {"dgid", c.dgid.to_string()},
+                                        {"pkey", c.pkey.to_string()},
+                                        {"old_state", core::to_string(c.old_state)},
+                                        {"state", core::to_string(c.state)},
+                                        {"old_dlid", c.old_dlid.value},
+                                        {"dlid", c.dlid.value}}));
+  });
+}
 
 Service::~Service() = default;
 
 void Service::start() {
   const std::string& cache_file = config_.snapshot.cache_file;
   if (!cache_file.empty()) {
+    std::string problem = prepare_snapshot_directory(cache_file);
+    if (!problem.empty()) spdlog::warn("warm cache: {}", problem);
     SnapshotContents snapshot =
         load_snapshot_file(cache_file, std::chrono::system_clock::now(), config_.policy.capacity);
     if (!snapshot.ok()) {
@@ -57,6 +90,7 @@ void Service::start() {
   }
   native_.listen(config_.server.socket, config_.server.socket_mode, native_limits());
   spdlog::info("listening on {} (native protocol)", config_.server.socket);
+  if (config_.server.shared_table) open_table();
   if (!config_.server.acm_socket.empty()) {
     acm_ = std::make_unique<AcmServer>(
         loop_, resolver_,
@@ -66,13 +100,75 @@ void Service::start() {
     acm_->listen(config_.server.acm_socket, config_.server.socket_mode, config_.server.max_connections);
     spdlog::info("listening on {} (ACM protocol)", config_.server.acm_socket);
   }
+  start_local_sa();
+  start_kernel_neighbours();
   schedule_snapshot();
   schedule_tick();
+}
+
+void Service::start_local_sa() {
+  const LinuxOptions& options = config_.linux_host;
+  if (!options.local_sa) return;
+  kernel::LocalSaOptions sa{true, options.local_sa_socket,
+                            std::chrono::duration_cast<std::chrono::milliseconds>(options.local_sa_deadline)};
+  local_sa_ = std::make_unique<kernel::LocalSaResponder>(
+      loop_, sa, [this](const core::ResolveRequest& request, core::Completion done) {
+        resolver_.resolve(request, std::move(done));
+        schedule_tick();
+      });
+  if (!local_sa_->start()) local_sa_.reset();
+}
+
+void Service::start_kernel_neighbours() {
+  if (!config_.linux_host.neighbours) return;
+  kernel_neighbours_ = std::make_unique<kernel::NeighbourMonitor>(
+      loop_, kernel::NeighbourMirror::Sink{[this](const core::IpAddr& ip, const core::HwAddr& hw) {
+                                             resolver_.on_neighbour(ip, hw);
+                                             schedule_tick();
+                                           },
+                                           [this](const core::IpAddr& ip) {
+                                             resolver_.on_neighbour_removed(ip);
+                                             schedule_tick();
+                                           }});
+  if (!kernel_neighbours_->start()) kernel_neighbours_.reset();
 }
 
 NativeLimits Service::native_limits() const {
   return NativeLimits{config_.server.max_connections, config_.server.max_outstanding_per_connection,
                       config_.server.max_queued_bytes_per_connection};
+}
+
+void Service::open_table() {
+  const std::string path = shm::table_path_for_socket(config_.server.socket);
+  std::string error;
+  table_file_ = shm::TableFile::create(path, shm::slots_for_capacity(config_.policy.capacity), error);
+  if (!table_file_) {
+    spdlog::error("{}: clients resolve through the socket only", error);
+    return;
+  }
+  table_.attach(&table_file_->writer());
+  table_.set_defaults(last_port_ ? last_port_->gid : core::Gid{}, config_.policy.default_pkey);
+  spdlog::info("shared path table {} ({} slots)", path, table_file_->writer().slot_count());
+}
+
+void Service::refresh_table() {
+  if (!table_.attached()) return;
+  table_.republish(resolver_.entries(), clock_.now(), config_.policy.path_ttl);
+  schedule_table_expiry();
+}
+
+void Service::schedule_table_expiry() {
+  std::optional<core::TimePoint> next = table_.next_expiry();
+  if (stopping_ || !next || (table_armed_for_ && *table_armed_for_ <= *next)) return;
+  table_armed_for_ = *next;
+  table_timer_.expires_at(std::chrono::time_point_cast<steady_clock::duration>(
+      steady_clock::time_point(next->time_since_epoch())));
+  table_timer_.async_wait([this](asio::error_code ec) {
+    if (ec) return;
+    table_armed_for_.reset();
+    table_.expire(clock_.now());
+    schedule_table_expiry();
+  });
 }
 
 void Service::schedule_tick() {
@@ -122,8 +218,13 @@ void Service::shutdown(std::function<void()> done, std::chrono::milliseconds gra
   if (stopping_) return;
   spdlog::info("shutting down: {} requests pending are cancelled", resolver_.stats().pending);
   resolver_.cancel_all();  // completions queue `cancelled` replies on the open connections
+  if (local_sa_) local_sa_->stop();  // after cancel_all: the kernel got F_ERR and asks the SA
+  if (kernel_neighbours_) kernel_neighbours_->stop();
   write_snapshot();
   stopping_ = true;
+  table_.attach(nullptr);
+  table_file_.reset();  // readers see an empty table, then none
+  table_timer_.cancel();
   tick_timer_.cancel();
   snapshot_timer_.cancel();
   if (acm_) acm_->close();
@@ -159,6 +260,8 @@ void Service::reload(const DaemonConfig& next) {
   config_.server.max_outstanding_per_connection = next.server.max_outstanding_per_connection;
   config_.server.max_queued_bytes_per_connection = next.server.max_queued_bytes_per_connection;
   resolver_.set_policy(config_.policy);
+  table_.set_defaults(last_port_ ? last_port_->gid : core::Gid{}, config_.policy.default_pkey);
+  refresh_table();  // the TTL or the default P_Key may have changed
   set_log_level(config_.log_level);
   admin_gid_ = resolve_admin_group(config_.server.admin_group);
   native_.set_limits(native_limits());
@@ -170,7 +273,13 @@ void Service::reload(const DaemonConfig& next) {
 }
 
 void Service::on_query_result(core::QueryId id, const core::QueryResult& result) {
+  if (auto line = sa_health_.on_result(result.error, std::chrono::system_clock::now()))
+    line->warn ? spdlog::warn("{}", line->text) : spdlog::info("{}", line->text);
   resolver_.on_query_result(id, result);
+  if (table_.attached()) {
+    table_.on_query_result(id, result, clock_.now(), config_.policy.path_ttl);
+    schedule_table_expiry();
+  }
   schedule_tick();
 }
 
@@ -192,17 +301,26 @@ void Service::on_local_port(const core::LocalPort& port) {
     native_.publish(event_json("lid_change", {{"old_lid", last_port_->lid.value}, {"lid", port.lid.value}}));
   }
   last_port_ = port;
+  if (changed) {
+    table_.set_defaults(port.gid, config_.policy.default_pkey);
+    refresh_table();
+  }
 }
 
 void Service::on_sm_changed() {
   spdlog::info("SM changed: every path is stale and will be revalidated");
   resolver_.on_sm_changed();
+  refresh_table();
   schedule_tick();
-  native_.publish(event_json("sm_change"));
+  // The port monitor reports the port (with the new SM LID) before the SM change it implies.
+  nlohmann::json fields = nlohmann::json::object();
+  if (last_port_) fields["sm_lid"] = last_port_->sm_lid.value;
+  native_.publish(event_json("sm_change", std::move(fields)));
 }
 
 void Service::on_gid_out_of_service(const core::Gid& gid) {
   resolver_.on_gid_out_of_service(gid);
+  refresh_table();
   schedule_tick();
   native_.publish(event_json("gid_out", {{"gid", gid.to_string()}}));
 }
@@ -227,7 +345,11 @@ void Service::set_port_info(std::function<core::LocalPort()> source) { port_info
 std::string Service::stats_json() const {
   fabric::FabricStats fabric = fabric_stats_ ? fabric_stats_() : fabric::FabricStats{};
   auto uptime = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - started_);
-  return server::stats_json(resolver_.stats(), fabric, counters_, uptime).dump();
+  nlohmann::json out = server::stats_json(resolver_.stats(), fabric, counters_, uptime);
+  out["local_sa"] = local_sa_json(local_sa_ ? local_sa_->stats() : kernel::LocalSaStats{});
+  out["kernel_neighbours"] = kernel_neighbours_json(kernel_neighbours_ ? kernel_neighbours_->stats()
+                                                                       : kernel::NeighbourMonitorStats{});
+  return out.dump();
 }
 
 }  // namespace ibat::server

@@ -15,9 +15,14 @@
 
 #include "core/resolver.h"
 #include "fabric/fabric_port.h"
+#include "kernel/local_sa_responder.h"
+#include "kernel/neighbour_monitor.h"
 #include "server/daemon/config.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/native_server.h"
+#include "server/daemon/sa_health.h"
+#include "server/daemon/table_publisher.h"
+#include "shm/table_file.h"
 
 namespace ibat::server {
 
@@ -61,6 +66,8 @@ class Service {
   bool write_snapshot();
 
   core::Resolver& resolver() { return resolver_; }
+  // Paths in the shared table now (0 without one).
+  std::size_t table_published() const { return table_.published(); }
   const DaemonConfig& config() const { return config_; }
 
  private:
@@ -68,10 +75,17 @@ class Service {
   void on_tick();
   void schedule_snapshot();
   NativeLimits native_limits() const;
+  void start_local_sa();
+  void start_kernel_neighbours();
+  void open_table();
+  void refresh_table();  // clears the shared table and republishes what is still valid
+  void schedule_table_expiry();
 
   asio::io_context& loop_;
   DaemonConfig config_;
   core::SteadyClock clock_;  // the tick timer runs on std::chrono::steady_clock too
+  TablePublisher table_;     // the Resolver's QuerySink: forwards to the fabric's
+  std::unique_ptr<shm::TableFile> table_file_;
   core::Resolver resolver_;
   ServerCounters counters_;
   std::optional<gid_t> admin_gid_;
@@ -80,12 +94,17 @@ class Service {
   std::function<core::LocalPort()> port_info_;
   NativeServer native_;
   std::unique_ptr<AcmServer> acm_;
+  std::unique_ptr<kernel::LocalSaResponder> local_sa_;  // the kernel's local SA, where it can run
+  std::unique_ptr<kernel::NeighbourMonitor> kernel_neighbours_;  // the kernel's ARP/ND table
   asio::steady_timer tick_timer_;
   std::optional<core::TimePoint> tick_armed_for_;
   asio::steady_timer snapshot_timer_;
   asio::steady_timer grace_timer_;
+  asio::steady_timer table_timer_;
+  std::optional<core::TimePoint> table_armed_for_;
   std::chrono::steady_clock::time_point started_;
   std::optional<core::LocalPort> last_port_;
+  SaHealth sa_health_;
   bool stopping_ = false;
 };
 

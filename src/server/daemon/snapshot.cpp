@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -16,13 +17,12 @@
 
 #include <fmt/format.h>
 
-#include "mad/byte_order.h"
 #include "mad/path_record.h"
+#include "wire/byte_order.h"
 
 namespace ibat::server {
 namespace {
 
-namespace wire = mad::wire;
 using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 
@@ -65,6 +65,16 @@ std::string sync_directory(const std::string& path) {
   int saved = errno;
   ::close(fd);
   return rc == 0 ? std::string() : fmt::format("fsync directory {}: {}", dir, std::strerror(saved));
+}
+
+// What a non-regular file is, for the message that refuses it.
+std::string_view file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "a special file";
 }
 
 }  // namespace
@@ -170,15 +180,23 @@ SnapshotContents load_snapshot_file(const std::string& path, WallTime now, std::
   auto fail = [&](std::string message) {
     return SnapshotContents{{}, fmt::format("{}: {}", path, message)};
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking, so a FIFO (or a device) at the path cannot stall start-up before fstat sees it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return {};
     return fail(std::strerror(errno));
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
+    std::string message = fmt::format("fstat: {}", std::strerror(errno));
     ::close(fd);
-    return fail("not a regular file");
+    return fail(std::move(message));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail(fmt::format("{}, not a regular file: remove it or set snapshot.cache_file (--cache-file) "
+                            "to a file's path (\"\" disables the warm cache)",
+                            file_kind(st.st_mode)));
   }
   std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
   std::uint64_t limit = kSnapshotHeaderSize + std::uint64_t{max_entries} * kSnapshotEntrySize +
@@ -202,9 +220,22 @@ SnapshotContents load_snapshot_file(const std::string& path, WallTime now, std::
   return contents;
 }
 
+std::string prepare_snapshot_directory(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty() || ::mkdir(dir.c_str(), 0750) == 0) return {};
+  int error = errno;
+  struct stat st {};
+  if (error == EEXIST && ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return {};
+  return fmt::format("cannot create directory {}: {}; create it or set snapshot.cache_file (--cache-file) "
+                     "to a path in a writable directory (\"\" disables the warm cache)",
+                     dir.string(), std::strerror(error));
+}
+
 std::string write_snapshot_file(const std::string& path, std::span<const std::uint8_t> bytes) {
-  std::string temp = fmt::format("{}.tmp.{}", path, ::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // mkostemp creates the temporary file exclusively (O_CREAT | O_EXCL) under a random name: a file
+  // or symlink planted where it might go is never opened, so never written through.
+  std::string temp = path + ".tmp.XXXXXX";
+  int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return fmt::format("create {}: {}", temp, std::strerror(errno));
   auto fail = [&](std::string_view what) {
     std::string message = fmt::format("{} {}: {}", what, temp, std::strerror(errno));
@@ -212,6 +243,7 @@ std::string write_snapshot_file(const std::string& path, std::span<const std::ui
     ::unlink(temp.c_str());
     return message;
   };
+  if (::fchmod(fd, 0644) != 0) return fail("fchmod");  // mkostemp makes it 0600
   std::size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);

@@ -1,7 +1,8 @@
 // Warm-cache snapshot: the SA-derived path entries written to disk so a restarted ibatd can serve
 // them at once (as stale, revalidated in the background). The file is versioned and CRC32-checked,
-// written atomically (temp file, fsync, rename, fsync of the directory), and read with every size
-// checked before anything is allocated. A bad file is reported and ignored, never half-loaded.
+// written atomically (exclusively created temp file, fsync, rename, fsync of the directory), and
+// read with every size checked before anything is allocated. A bad file is reported and ignored,
+// never half-loaded.
 #pragma once
 
 #include <chrono>
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/resolver.h"
+#include "core/resolve_types.h"
 
 namespace ibat::server {
 
@@ -40,6 +41,10 @@ SnapshotContents decode_snapshot(std::span<const std::uint8_t> bytes, WallTime n
 // Reads and decodes `path`. A file that does not exist is not an error (empty result, ok).
 // Errors start with the path.
 SnapshotContents load_snapshot_file(const std::string& path, WallTime now, std::size_t max_entries);
+
+// Creates the directory holding `path` when it is missing (that last component only, mode 0750).
+// Returns an empty string when it exists afterwards, else one line: what failed and what to set.
+std::string prepare_snapshot_directory(const std::string& path);
 
 // Writes `bytes` to `path` atomically. Returns an empty string on success, else what failed.
 std::string write_snapshot_file(const std::string& path, std::span<const std::uint8_t> bytes);

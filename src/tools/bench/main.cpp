@@ -1,4 +1,4 @@
-// ibat-bench: end-to-end figures of a running ibatd through libibat (issue 4 §10):
+// ibat-bench: end-to-end figures of a running ibatd through libibat (docs/performance.md):
 //   cached_resolves_per_s   pipelined cached resolves on one connection (target >= 300k/s)
 //   p50_us, p99_us          one cached resolve at a time (target p99 <= 50 us)
 //   uncached_resolves_per_s FORCE_SA resolves: each one an SA PathRecord round trip made by the

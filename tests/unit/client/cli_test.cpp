@@ -1,14 +1,10 @@
 // The ibat CLI binary: bad arguments exit 2 with a message naming the input, a missing daemon exits
 // 3 with advice, and against the in-test fake ibatd the documented output and exit codes appear.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "../run_program.h"
 #include "fake_server.h"
 #include "protocol/messages.h"
 
@@ -18,27 +14,11 @@ namespace {
 using namespace std::chrono_literals;
 namespace protocol = ibat::protocol;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
+using CliRun = ProgramRun;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs bin/ibat with `args` (each single-quoted) and an optional environment prefix.
+// Runs bin/ibat with `args` and an optional environment prefix.
 CliRun ibat(const std::vector<std::string>& args, const std::string& env = "IBAT_SOCKET=") {
-  std::string cmd = env + " " + IBAT_CLI_PATH;
-  for (const auto& a : args) cmd += " '" + a + "'";
-  // Per-test file names: ctest may run several of these tests at once.
-  std::string base = ::testing::TempDir() + "ibat_cli_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  std::string out = base + ".out", err = base + ".err";
-  int status = std::system((cmd + " >" + out + " 2>" + err).c_str());
-  return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  return run_program(IBAT_CLI_PATH, args, env);
 }
 
 TEST(Cli, BadArgumentsExitTwoAndNameTheInput) {
@@ -54,15 +34,25 @@ TEST(Cli, BadArgumentsExitTwoAndNameTheInput) {
            {{"resolve", "--ip", "10.0.0.256"}, "--ip '10.0.0.256' is not an IPv4 or IPv6 address"},
            {{"resolve", "--hw", "80:00"}, "--hw '80:00' is not an IPoIB hardware address"},
            {{"resolve", "--dlid", "3", "--pkey", "0x8000"}, "--pkey '0x8000' is not a P_Key"},
-           {{"resolve", "--dlid", "3", "--timeout", "abc"}, "--timeout"},
-           {{"stats", "--json", "--prometheus"}, "excludes"},
+           {{"resolve", "--dlid", "3", "--timeout", "abc"}, "--timeout 'abc' is not a number of milliseconds"},
+           {{"resolve", "--dlid", "3", "--timeout", "0"}, "from 1 to 3600000"},
+           {{"resolve", "--dlid", "3", "--cache-only", "--force-sa"}, "--cache-only and --force-sa contradict"},
+           {{"stats", "--json", "--prometheus"}, "--json and --prometheus exclude each other"},
+           {{"--socket", "", "stats"}, "--socket is empty"},
+           {{"stats", "--socket", ""}, "--socket is empty"},
            {{"flush", "--pkey", "0xffff"}, "--pkey needs --dgid"},
            {{"neigh", "add", "10.0.0.1"}, "HWADDR is required"},
            {{"neigh", "add", "10.0.0.1", "zz"}, "HWADDR 'zz'"},
-           {{"frobnicate"}, ""},
+           {{"neigh", "add", "10.0.0.1", "80:00:00:48:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"},
+            "has a zero GID"},
+           {{"frobnicate"}, "ibat: unknown command 'frobnicate' (commands: resolve, paths, stats, flush, neigh, watch)"},
+           {{}, "ibat: a command is required (commands: resolve, paths"},
+           {{"--bogus"}, "unknown option '--bogus'"},
+           {{"neigh", "foo"}, "ibat neigh: unknown command 'foo' (commands: add, del, list, replay)"},
+           {{"neigh"}, "ibat neigh: a command is required (commands: add, del, list, replay)"},
        }) {
     CliRun r = ibat(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.args.front() << ": " << r.err;
+    EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
@@ -72,8 +62,46 @@ TEST(Cli, BadArgumentsExitTwoAndNameTheInput) {
 TEST(Cli, HelpListsExitCodes) {
   CliRun r = ibat({"--help"});
   EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Usage: ibat [OPTIONS] SUBCOMMAND"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("12  no-record"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("3   cannot connect to ibatd"), std::string::npos) << r.out;
+}
+
+// A command's help is about that command: no exit-code table, no CLI11 type or validator notes.
+TEST(Cli, CommandHelpIsShortAndNamesTheProgram) {
+  for (const auto& command : std::vector<std::vector<std::string>>{
+           {"resolve", "--help"}, {"stats", "--help"}, {"neigh", "add", "--help"}, {"flush", "--help"}}) {
+    CliRun r = ibat(command);
+    EXPECT_EQ(r.exit_code, 0) << command.front();
+    EXPECT_NE(r.out.find("Usage: ibat " + command.front()), std::string::npos) << r.out;
+    for (const char* leftover : {"Exit codes", "UINT", "TEXT", "Excludes", " in ["})
+      EXPECT_EQ(r.out.find(leftover), std::string::npos) << leftover << " in:\n" << r.out;
+  }
+}
+
+TEST(Cli, VersionPrintsTheVersion) {
+  CliRun r = ibat({"--version"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find('.'), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST(Cli, GlobalOptionsMayFollowTheCommand) {
+  CliRun r = ibat({"stats", "--socket", "/nonexistent/after.sock"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("cannot connect to /nonexistent/after.sock"), std::string::npos) << r.err;
+  CliRun nested = ibat({"neigh", "list", "--socket", "/nonexistent/nested.sock"});
+  EXPECT_EQ(nested.exit_code, 3) << nested.err;
+  EXPECT_NE(nested.err.find("/nonexistent/nested.sock"), std::string::npos) << nested.err;
+}
+
+TEST(Cli, ReplayOfAnUnreadableFileNamesItOnce) {
+  CliRun missing = ibat({"neigh", "replay", "/nonexistent/x.pcap"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err, "ibat neigh replay: /nonexistent/x.pcap: cannot open: No such file or directory\n");
+  CliRun dir = ibat({"neigh", "replay", "/"});
+  EXPECT_EQ(dir.exit_code, 1);
+  EXPECT_EQ(dir.err, "ibat neigh replay: /: is a directory, not a capture file\n");
 }
 
 TEST(Cli, ConnectFailureExitsThreeWithAdvice) {
@@ -102,7 +130,8 @@ core::PathRecord sample_path() {
 }
 
 // Answers RESOLVE with sample_path() for LID 7 and no-record otherwise; STATS with counters;
-// FLUSH with denied.
+// FLUSH of everything with denied, of one destination with "3 dropped"; NEIGH_DEL with
+// unreachable (no such entry).
 void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
   std::vector<std::uint8_t> out;
   auto op = static_cast<protocol::Op>(f.header.op);
@@ -117,11 +146,22 @@ void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
   } else if (op == protocol::Op::stats) {
     protocol::append_chunked_reply(out, op, f.header.id,
                                    R"({"resolves":5,"entries":2,"failures":{"timeout":1,"total":1},)"
-                                   R"("fabric":{"mads_sent":9}})");
+                                   R"("uptime_s":7,"sm_changes":1,"version":"9.8.7",)"
+                                   R"("fabric":{"mads_sent":9,"sm_changes":1},"server":{"connections":1,)"
+                                   R"("connections_total":4,"acm_connections":2,"acm_errors":3}})");
   } else if (op == protocol::Op::paths) {
+    protocol::append_paths_reply(out, f.header.id, protocol::PathsPage{0,
+                                   R"([{"dgid":"fe80::2:c903:a:7","sgid":"fe80::2:c903:a:1","pkey":"0xffff",)"
+                                   R"("state":"valid","dlid":7,"slid":1,"sl":2,"mtu":2048,"rate":40.0,"age_ms":42,)"
+                                   R"("idle_ms":3}])"});
+  } else if (op == protocol::Op::neigh_list) {
     protocol::append_chunked_reply(out, op, f.header.id,
-                                   R"([{"dgid":"fe80::2:c903:a:7","pkey":"0xffff","state":"valid","dlid":7,)"
-                                   R"("slid":1,"sl":2,"mtu":2048,"rate":40,"age_ms":42,"idle_ms":3}])");
+                                   R"([{"ip":"10.0.0.7","gid":"fe80::2:c903:a:7","qpn":72,"slid":null,)"
+                                   R"("hw":"80:00:00:48:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0a:00:07"}])");
+  } else if (op == protocol::Op::flush && !f.payload.empty()) {
+    protocol::append_flush_reply(out, f.header.id, 3);
+  } else if (op == protocol::Op::neigh_del) {
+    protocol::append_empty_reply(out, f.header.id, op, protocol::Status::unreachable);
   } else {
     protocol::append_empty_reply(out, f.header.id, op, protocol::Status::denied);
   }
@@ -154,56 +194,86 @@ TEST(Cli, DaemonErrorsMapToTheirExitCodes) {
   EXPECT_NE(r.err.find("saquery"), std::string::npos) << r.err;
 }
 
-TEST(Cli, DeniedFlushExitsSixteen) {
+TEST(Cli, DeniedFlushExitsSixteenWithOneHint) {
   FakeServer server(fake_daemon);
   CliRun r = ibat({"--socket", server.path(), "flush"});
   EXPECT_EQ(r.exit_code, 16);
-  EXPECT_NE(r.err.find("run as root"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err, "ibat flush: cannot flush: permission denied (needs root or the ibatd admin group)\n");
 }
 
-// fake_daemon, with a "server" section in its STATS.
-void fake_daemon_with_server_stats(FakeServer& s, const ReceivedFrame& f) {
-  if (static_cast<protocol::Op>(f.header.op) != protocol::Op::stats) return fake_daemon(s, f);
-  std::vector<std::uint8_t> out;
-  protocol::append_chunked_reply(out, protocol::Op::stats, f.header.id,
-                                 R"({"resolves":5,"entries":2,"failures":{"timeout":1,"total":1},)"
-                                 R"("fabric":{"mads_sent":9},"server":{"acm_connections":1,"acm_errors":2}})");
-  s.reply(out);
+TEST(Cli, FlushPrintsHowManyPathsItDropped) {
+  FakeServer server(fake_daemon);
+  CliRun r = ibat({"--socket", server.path(), "flush", "--dgid", "fe80::2:c903:a:7"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "flushed 3 cached paths to fe80::2:c903:a:7\n");
 }
 
-TEST(Cli, StatsPrometheusHasHelpTypeAndIbatNames) {
-  FakeServer server(fake_daemon_with_server_stats);
+TEST(Cli, DeletingAnAbsentNeighbourFails) {
+  FakeServer server(fake_daemon);
+  CliRun r = ibat({"--socket", server.path(), "neigh", "del", "10.0.0.9"});
+  EXPECT_EQ(r.exit_code, 11);
+  EXPECT_EQ(r.err, "ibat neigh del: cannot delete neighbour 10.0.0.9: ibatd has no neighbour entry for it "
+                   "(see 'ibat neigh list')\n");
+}
+
+TEST(Cli, CacheOnlyMissSaysNotCachedAndNotSaquery) {
+  FakeServer server(fake_daemon);
+  CliRun r = ibat({"--socket", server.path(), "resolve", "--dlid", "8", "--cache-only"});
+  EXPECT_EQ(r.exit_code, 12);
+  EXPECT_NE(r.err.find("no usable path in ibatd's cache (--cache-only never asks the subnet administrator)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("saquery"), std::string::npos) << r.err;
+}
+
+TEST(Cli, StatsPrometheusFollowsTheConventions) {
+  FakeServer server(fake_daemon);
   CliRun r = ibat({"--socket", server.path(), "stats", "--prometheus"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("# HELP ibat_resolves_total Resolve requests accepted.\n# TYPE ibat_resolves_total counter\n"
                        "ibat_resolves_total 5\n"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("# TYPE ibat_entries gauge\nibat_entries 2\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("ibat_failures_total{reason=\"timeout\"} 1\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("ibat_fabric_mads_sent_total 9\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("# TYPE ibat_server_acm_connections gauge\nibat_server_acm_connections 1\n"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("# TYPE ibat_cache_entries gauge\nibat_cache_entries 2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ibat_resolve_failures_total{reason=\"timeout\"} 1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ibat_mads_sent_total 9\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ibat_uptime_seconds 7\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ibat_build_info{version=\"9.8.7\"} 1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# TYPE ibat_connections_open gauge\nibat_connections_open 1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ibat_connections_accepted_total 4\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# TYPE ibat_acm_connections_open gauge\nibat_acm_connections_open 2\n"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("# TYPE ibat_server_acm_errors_total counter\nibat_server_acm_errors_total 2\n"),
-            std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("ibat_acm_errors_total 3\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ibat_fabric_sm_changes"), std::string::npos) << "a duplicate of ibat_sm_changes_total";
+  EXPECT_EQ(r.out.find("ibatd statistic"), std::string::npos) << "every metric has real help";
+  // Prometheus' own parser and linter: `promtool check metrics` exits 0 with nothing to say.
+  std::string file = ::testing::TempDir() + "ibat_stats.prom";
+  std::ofstream(file) << r.out;
+  ProgramRun lint = run_program("promtool", {"check", "metrics"}, "<" + file);
+  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+  EXPECT_EQ(lint.out + lint.err, "") << r.out;
 }
 
 TEST(Cli, StatsTextAndPathsTable) {
   FakeServer server(fake_daemon);
   CliRun stats = ibat({"--socket", server.path(), "stats"});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
-  EXPECT_NE(stats.out.find("failures.timeout: 1\n"), std::string::npos) << stats.out;
-  EXPECT_NE(stats.out.find("resolves:         5\n"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("failures.timeout:         1\n"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("resolves:                 5\n"), std::string::npos) << stats.out;
   FakeServer server2(fake_daemon);
   CliRun paths = ibat({"--socket", server2.path(), "paths"});
   ASSERT_EQ(paths.exit_code, 0) << paths.err;
   EXPECT_EQ(paths.out.substr(0, paths.out.find('\n')),
-            "DGID              PKEY    STATE  DLID  SLID  SL  MTU   RATE  AGE_MS  IDLE_MS  LAST_ERROR");
-  EXPECT_NE(paths.out.find("fe80::2:c903:a:7  0xffff  valid  7     1     2   2048  40    42      3        -"),
+            "DGID              SGID              PKEY    STATE  DLID  SLID  SL  MTU   RATE     AGE_MS  IDLE_MS  "
+            "LAST_ERROR");
+  EXPECT_NE(paths.out.find("fe80::2:c903:a:7  fe80::2:c903:a:1  0xffff  valid  7     1     2   2048  40 Gb/s  42      "
+                           "3        -"),
             std::string::npos)
       << paths.out;
+  FakeServer server3(fake_daemon);
+  CliRun neigh = ibat({"--socket", server3.path(), "neigh", "list"});
+  ASSERT_EQ(neigh.exit_code, 0) << neigh.err;
+  EXPECT_NE(neigh.out.find("10.0.0.7  fe80::2:c903:a:7  0x000048  -"), std::string::npos) << neigh.out;
 }
 
 }  // namespace

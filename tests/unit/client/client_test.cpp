@@ -272,29 +272,64 @@ TEST(Client, ConnectFailureIsEconnectWithErrno) {
   EXPECT_EQ(h, nullptr);
 }
 
-TEST(Client, QueryJsonReassemblesChunksAndAdminOpsReportStatus) {
-  std::string big = "[" + std::string(100000, ' ') + "]";
+// ibat_flush_count: the daemon's count, UINT32_MAX from a daemon that sends an empty payload,
+// and a reply of the wrong size is a protocol error.
+TEST(Client, FlushCountReportsWhatTheDaemonDropped) {
+  int replies = 0;
   FakeServer server([&](FakeServer& s, const ReceivedFrame& f) {
     std::vector<std::uint8_t> out;
     auto op = static_cast<protocol::Op>(f.header.op);
-    if (op == protocol::Op::paths) protocol::append_chunked_reply(out, op, f.header.id, big);
-    else if (op == protocol::Op::flush) protocol::append_empty_reply(out, f.header.id, op, protocol::Status::denied);
+    if (replies++ == 0) {
+      protocol::append_flush_reply(out, f.header.id, 3);
+    } else if (replies == 2) {
+      protocol::append_empty_reply(out, f.header.id, op, protocol::Status::ok);
+    } else {
+      protocol::append_frame(out, protocol::FrameHeader{protocol::kVersion, protocol::reply_op(op), protocol::Status::ok,
+                                                        0, f.header.id, 2},
+                             std::vector<std::uint8_t>{0, 1});
+    }
+    s.reply(out);
+  });
+  Handle c(server.path());
+  std::uint32_t dropped = 0;
+  EXPECT_EQ(ibat_flush_count(c.h, nullptr, 0, &dropped), IBAT_OK);
+  EXPECT_EQ(dropped, 3u);
+  EXPECT_EQ(ibat_flush_count(c.h, nullptr, 0, &dropped), IBAT_OK);
+  EXPECT_EQ(dropped, UINT32_MAX);
+  EXPECT_EQ(ibat_flush_count(c.h, nullptr, 0, &dropped), IBAT_EPROTO);
+}
+
+TEST(Client, QueryJsonReassemblesChunksAndPagesAndAdminOpsReportStatus) {
+  std::string big = "\"" + std::string(100000, 'x') + "\"";  // a page of several frames
+  FakeServer server([&](FakeServer& s, const ReceivedFrame& f) {
+    std::vector<std::uint8_t> out;
+    auto op = static_cast<protocol::Op>(f.header.op);
+    if (op == protocol::Op::paths) {
+      auto req = protocol::decode_paths_request(f.payload);
+      ASSERT_TRUE(req);
+      // Three pages: cursor 0 -> 10 -> 20 -> end; the middle one empty.
+      std::uint32_t cursor = req.value().cursor;
+      protocol::PathsPage page = cursor == 0    ? protocol::PathsPage{10, "[1,2]"}
+                                 : cursor == 10 ? protocol::PathsPage{20, "[]"}
+                                                : protocol::PathsPage{0, "[" + big + "]"};
+      protocol::append_paths_reply(out, f.header.id, page);
+    } else if (op == protocol::Op::flush) protocol::append_empty_reply(out, f.header.id, op, protocol::Status::denied);
     else protocol::append_empty_reply(out, f.header.id, op, protocol::Status::ok);
     s.reply(out);
   });
   Handle c(server.path());
   char* json = nullptr;
   ASSERT_EQ(ibat_query_json(c.h, IBAT_LIST_PATHS, &json), IBAT_OK);
-  EXPECT_EQ(std::string(json), big);
+  EXPECT_EQ(std::string(json), "[1,2," + big + "]");
   ibat_free(json);
   EXPECT_EQ(ibat_flush(c.h, nullptr, 0), IBAT_EDENIED);
   ibat_target ip{};
   ASSERT_EQ(ibat_parse_ip("10.0.0.7", &ip), IBAT_OK);
   std::uint8_t hw[20] = {0x80};
   EXPECT_EQ(ibat_neigh_add(c.h, &ip, hw, 7), IBAT_OK);
-  auto requests = server.wait_for_requests(3);
-  ASSERT_EQ(requests.size(), 3u);
-  auto add = protocol::decode_neigh_add(requests[2].payload);
+  auto requests = server.wait_for_requests(5);
+  ASSERT_EQ(requests.size(), 5u);
+  auto add = protocol::decode_neigh_add(requests[4].payload);
   ASSERT_TRUE(add);
   EXPECT_EQ(add.value().ip.to_string(), "10.0.0.7");
   EXPECT_EQ(add.value().slid, core::Lid{7});

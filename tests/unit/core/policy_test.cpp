@@ -1,4 +1,4 @@
-// Policy validation, retry backoff bounds (DESIGN §3 invariant 6) and the token bucket (invariant 5).
+// Policy validation, retry backoff (docs/design.md §3, invariant 6) and the token bucket (invariant 5).
 #include <gtest/gtest.h>
 
 #include "core/backoff.h"

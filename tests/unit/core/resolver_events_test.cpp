@@ -111,7 +111,7 @@ TEST_F(ResolverEventsTest, PortDownKeepsEntriesPausesQueriesAndResumesOnPortUp) 
   RequestId times_out = resolve_gid(remote_gid(4), with_timeout(100ms));
   run_for(200ms, 10ms);
   EXPECT_EQ(sink.sent.size(), 2u);  // nothing sent while down
-  EXPECT_EQ(rec.last[times_out].error, Error::timeout);
+  EXPECT_EQ(rec.last[times_out].error, Error::unreachable);  // the port's doing, not the SA's
 
   resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
   auto q2 = sink.open_for(remote_gid(2)), q3 = sink.open_for(remote_gid(3));
@@ -269,6 +269,45 @@ TEST_F(ResolverEventsTest, LoadStaleServesSnapshotEntriesAndRevalidatesThem) {
   run_for(policy.revalidate_jitter + 100ms, 10ms);
   EXPECT_EQ(sink.sent.size(), 3u);
   EXPECT_EQ(sink.sent[0].dgid, remote_gid(3));  // most recently used first
+}
+
+// What a WATCH `path` event reports: a cached path whose DLID changed, that was lost, or whose
+// provisional path the SA confirmed; not the routine revalidation that finds the same DLID.
+TEST_F(ResolverEventsTest, PathObserverSeesDlidChangesAndLossesButNotRoutineRevalidation) {
+  std::vector<PathChange> changes;
+  resolver->set_path_observer([&](const PathChange& c) { changes.push_back(c); });
+  populate(3);
+  EXPECT_TRUE(changes.empty());  // a first answer is news to nobody
+  resolver->on_sm_changed();
+  for (std::uint64_t i = 1; i <= 3; ++i) {
+    RequestId id = resolve_gid(remote_gid(i), forced());
+    auto q = sink.open_for(remote_gid(i));
+    ASSERT_TRUE(q);
+    answer(*q, good_path(remote_gid(i), static_cast<std::uint16_t>(i == 2 ? 202 : 100 + i)));
+    ASSERT_EQ(rec.last[id].error, Error::ok);
+  }
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].dgid, remote_gid(2));
+  EXPECT_EQ(changes[0].sgid, port_gid());
+  EXPECT_EQ(changes[0].pkey, Pkey{0xFFFF});
+  EXPECT_EQ(changes[0].old_dlid, Lid{102});
+  EXPECT_EQ(changes[0].dlid, Lid{202});
+  EXPECT_EQ(changes[0].old_state, EntryState::stale);
+  EXPECT_EQ(changes[0].state, EntryState::valid);
+
+  resolver->on_gid_out_of_service(remote_gid(3));
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[1].dgid, remote_gid(3));
+  EXPECT_EQ(changes[1].old_state, EntryState::valid);
+  EXPECT_EQ(changes[1].state, EntryState::gone);
+  EXPECT_EQ(changes[1].dlid, Lid{});
+
+  resolve_gid(remote_gid(1), forced());
+  fail(*sink.open_for(remote_gid(1)), Error::no_record);  // the SA no longer knows it
+  ASSERT_EQ(changes.size(), 3u);
+  EXPECT_EQ(changes[2].dgid, remote_gid(1));
+  EXPECT_EQ(changes[2].old_dlid, Lid{101});
+  EXPECT_EQ(changes[2].state, EntryState::failed);
 }
 
 }  // namespace

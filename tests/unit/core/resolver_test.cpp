@@ -281,10 +281,10 @@ TEST_F(ResolverTest, FlushDropsCachedEntries) {
   answer(sink.sent[0], good_path(remote_gid(1), 3));
   resolve_gid(remote_gid(2));
   answer(sink.sent[1], good_path(remote_gid(2), 4));
-  EXPECT_FALSE(resolver->flush(remote_gid(9)));
-  EXPECT_TRUE(resolver->flush(remote_gid(1), Pkey{0xFFFF}));
+  EXPECT_EQ(resolver->flush(remote_gid(9)), 0u);  // each flush says how many entries it dropped
+  EXPECT_EQ(resolver->flush(remote_gid(1), Pkey{0xFFFF}), 1u);
   EXPECT_EQ(resolver->stats().entries, 1u);
-  resolver->flush_all();
+  EXPECT_EQ(resolver->flush_all(), 1u);
   EXPECT_EQ(resolver->stats().entries, 0u);
   RequestId id = resolve_gid(remote_gid(2));
   EXPECT_EQ(rec.times(id), 0);

@@ -1,5 +1,6 @@
-// PortMonitor against a fake SM: it polls PortInfo (directed route) then SMInfo (to the SM LID
-// that PortInfo named) and reports the initial port, LID changes and SM restarts / fail-overs.
+// PortMonitor against a fake SM: it polls PortInfo (directed route, local) every interval and asks
+// SMInfo (to the SM LID that PortInfo named, remote) only at start, on suspicion, on HCA events and
+// at the routine interval; it reports the initial port, LID changes and SM restarts / fail-overs.
 #include <gtest/gtest.h>
 
 #include <asio/io_context.hpp>
@@ -25,7 +26,7 @@ class FakeSubnet final : public MadSender {
   bool send(const OutgoingMad& out) override {
     auto request = mad::decode_smp(out.bytes);
     if (!request.ok()) return false;
-    if (out.route == MadRoute::smi_lid && (!sm_answers || out.dlid != sm_lid)) return true;  // lost
+    if (out.route == MadRoute::smi_lid && (!sm_answers || out.dlid.value != sm_lid)) return true;  // lost
     mad::SmpHeader h = request->header;
     h.method = mad::method::kGetResp;
     h.direction = h.directed_route;
@@ -48,7 +49,7 @@ class FakeSubnet final : public MadSender {
     const mad::MadBuffer reply = mad::encode_smp(h, data);
     ReceivedMad in;
     in.bytes.assign(reply.begin(), reply.end());
-    in.slid = out.route == MadRoute::smi_lid ? out.dlid : mad::kPermissiveLid;
+    in.slid = out.route == MadRoute::smi_lid ? out.dlid : core::Lid{mad::kPermissiveLid};
     asio::post(loop_, [this, in] { requester_->on_receive(in); });
     act_count += 10;
     return true;
@@ -68,12 +69,20 @@ class PortMonitorTest : public ::testing::Test {
  protected:
   PortMonitorTest() { subnet.attach(requester); }
 
-  // Runs the loop until `n` more events of that kind arrived (or nothing is left to run).
+  // Runs the loop until `n` more events of that kind arrived (at most 2,000 handlers: the
+  // monitor polls forever).
   void run_until(const std::size_t& counter, std::size_t n) {
     const std::size_t target = counter + n;
-    while (counter < target && loop.run_one_for(2s) > 0) {
+    for (int i = 0; i < 2000 && counter < target && loop.run_one_for(2s) > 0; ++i) {
     }
   }
+  // Runs `n` more local polls.
+  void run_polls(std::uint64_t n) {
+    const std::uint64_t target = requester.counters().local_sent + n;
+    while (requester.counters().local_sent < target && loop.run_one_for(2s) > 0) {
+    }
+  }
+  std::uint64_t remote() const { return requester.counters().remote_sent; }
 
   asio::io_context loop;
   FakeSubnet subnet{loop};
@@ -82,14 +91,14 @@ class PortMonitorTest : public ::testing::Test {
   std::size_t port_events = 0;
   std::size_t sm_changes = 0;
   std::optional<bool> sa_state_kept;  // what the fake SA says about our subscription
-  PortMonitor monitor{loop, requester, core::Gid::from_parts(0xfe80000000000000ULL, 3), 1, 10ms,
+  PortMonitor monitor{loop, requester, core::Gid::from_parts(0xfe80000000000000ULL, 3), 1, 10ms, 1h,
                       RetryPolicy{2ms, 0, 0.25, 8},
                       PortMonitor::Events{[this](const core::LocalPort& p, std::uint8_t) {
                                             ports.push_back(p);
                                             ++port_events;
                                           },
                                           [this] { ++sm_changes; },
-                                          [this](std::uint16_t, std::function<void(std::optional<bool>)> done) {
+                                          [this](core::Lid, std::function<void(std::optional<bool>)> done) {
                                             done(sa_state_kept);
                                           }}};
 };
@@ -115,19 +124,31 @@ TEST_F(PortMonitorTest, LidChangeIsReported) {
   EXPECT_EQ(sm_changes, 0U);
 }
 
-TEST_F(PortMonitorTest, SmRestartOnTheSameNodeIsReported) {
+TEST_F(PortMonitorTest, OnlyTheFirstPollAsksTheSmWhileNothingChanges) {
+  monitor.start();
+  run_until(port_events, 1);
+  run_polls(50);
+  EXPECT_EQ(remote(), 1U);  // the first poll's SMInfo; then local PortInfo only
+  EXPECT_EQ(sm_changes, 0U);
+}
+
+TEST_F(PortMonitorTest, SmRestartIsSeenOnceSomethingSuggestsIt) {
   monitor.start();
   run_until(port_events, 1);
   subnet.act_count = 1;  // the restarted SM counts from scratch
+  run_polls(5);
+  EXPECT_EQ(sm_changes, 0U);  // not asked: nothing local changed
+  monitor.suspect();          // e.g. an SA query timed out
   run_until(sm_changes, 1);
   EXPECT_EQ(sm_changes, 1U);
   EXPECT_EQ(ports.size(), 1U);
 }
 
-TEST_F(PortMonitorTest, SmSilentThenBackIsReported) {
+TEST_F(PortMonitorTest, SmSilentThenBackIsReportedAndAskedEveryPollMeanwhile) {
   monitor.start();
   run_until(port_events, 1);
   subnet.sm_answers = false;
+  monitor.suspect();
   const std::uint64_t timeouts_before = requester.counters().timeouts;
   while (requester.counters().timeouts < timeouts_before + 2 && loop.run_one_for(2s) > 0) {
   }
@@ -135,6 +156,34 @@ TEST_F(PortMonitorTest, SmSilentThenBackIsReported) {
   subnet.sm_answers = true;
   run_until(sm_changes, 1);
   EXPECT_EQ(sm_changes, 1U);
+  const std::uint64_t settled = remote();
+  run_polls(20);
+  EXPECT_EQ(remote(), settled + 1);  // one full check for the new SM's baseline, then quiet
+}
+
+TEST_F(PortMonitorTest, ClientReregisterEventIsOneSmChange) {
+  monitor.start();
+  run_until(port_events, 1);
+  subnet.act_count = 1;
+  monitor.on_port_event(PortEvent::client_reregister);
+  EXPECT_EQ(sm_changes, 1U);  // at once
+  const std::uint64_t before = remote();
+  run_polls(5);
+  EXPECT_EQ(remote(), before + 1);  // one full check: the new SM's baseline, not a second change
+  EXPECT_EQ(sm_changes, 1U);
+}
+
+TEST_F(PortMonitorTest, LidChangeEventPollsAtOnceAndAsksTheSm) {
+  monitor.start();
+  run_until(port_events, 1);
+  subnet.lid = 9;
+  const std::uint64_t local_before = requester.counters().local_sent;
+  monitor.on_port_event(PortEvent::lid_change);
+  EXPECT_EQ(requester.counters().local_sent, local_before + 1);  // sent before any timer ran
+  run_until(port_events, 1);
+  EXPECT_EQ(ports.back().lid.value, 9);
+  run_polls(3);  // the full check comes at most once per half poll interval
+  EXPECT_EQ(remote(), 2U);
 }
 
 TEST_F(PortMonitorTest, FailOverToAnotherSmLidIsReported) {
@@ -148,12 +197,40 @@ TEST_F(PortMonitorTest, FailOverToAnotherSmLidIsReported) {
   EXPECT_EQ(ports[1].sm_lid.value, 7);
 }
 
-TEST_F(PortMonitorTest, SaThatForgotUsIsReportedAsAnSmChange) {
+TEST_F(PortMonitorTest, LocalLidChangeAlsoAsksTheSm) {
   monitor.start();
   run_until(port_events, 1);
-  subnet.act_count = 1'000'000;  // a restarted SM whose sweep overtook the old ActCount
-  sa_state_kept = false;
+  subnet.lid = 9;
+  subnet.act_count = 1;  // an SM restart that moved the LIDs
   run_until(sm_changes, 1);
+  EXPECT_EQ(sm_changes, 1U);
+}
+
+// The routine check: one MAD per interval. With a subscription to check, it is the SA check.
+TEST(PortMonitorRoutineTest, RoutineCheckSeesAnSaThatForgotUs) {
+  asio::io_context loop;
+  FakeSubnet subnet{loop};
+  MadRequester requester{loop, subnet, 12};
+  subnet.attach(requester);
+  std::size_t sm_changes = 0;
+  std::size_t sa_checks = 0;
+  std::optional<bool> kept = true;
+  PortMonitor monitor{loop, requester, core::Gid::from_parts(0xfe80000000000000ULL, 3), 1, 5ms, 20ms,
+                      RetryPolicy{2ms, 0, 0.25, 8},
+                      PortMonitor::Events{nullptr, [&] { ++sm_changes; },
+                                          [&](std::uint16_t, std::function<void(std::optional<bool>)> done) {
+                                            ++sa_checks;
+                                            done(kept);
+                                          }}};
+  monitor.start();
+  while (sa_checks < 3 && loop.run_one_for(2s) > 0) {
+  }
+  EXPECT_EQ(requester.counters().remote_sent, 1U);  // the first SMInfo; routine checks go to the SA
+  EXPECT_EQ(sm_changes, 0U);
+  subnet.act_count = 1'000'000;  // a restarted SM whose sweep overtook the old ActCount
+  kept = false;
+  while (sm_changes < 1 && loop.run_one_for(2s) > 0) {
+  }
   EXPECT_EQ(sm_changes, 1U);
 }
 

@@ -18,7 +18,7 @@ using test::FakeSender;
 using test::path_answer;
 using test::sa_answer;
 
-constexpr std::uint16_t kSmLid = 1;
+constexpr core::Lid kSmLid{1};
 
 core::Gid gid(std::uint64_t guid) { return core::Gid::from_parts(0xfe80000000000000ULL, guid); }
 
@@ -118,7 +118,7 @@ TEST_F(SaClientTest, DuplicateAndUnknownAnswersAreCountedAndIgnored) {
 
 TEST_F(SaClientTest, AnswerFromAnotherLidIsRejectedAndTheRealOneStillAccepted) {
   start(query());
-  requester.on_receive(path_answer(sender.sent[0], path_between(gid(3), gid(0xb)), 99));
+  requester.on_receive(path_answer(sender.sent[0], path_between(gid(3), gid(0xb)), core::Lid{99}));
   EXPECT_TRUE(results.empty());
   EXPECT_EQ(requester.counters().invalid_responses, 1U);
   requester.on_receive(path_answer(sender.sent[0], path_between(gid(3), gid(0xb)), kSmLid));
@@ -214,12 +214,12 @@ TEST_F(SaClientTest, CancelledQueryNeverCompletes) {
 
 TEST_F(SaClientTest, RetriesFollowTheSmToItsNewLid) {
   start(query());
-  sa.set_sm(7, 0);
+  sa.set_sm(core::Lid{7}, 0);
   while (sender.sent.size() < 2 && loop.run_one() > 0) {
   }
   ASSERT_EQ(sender.sent.size(), 2U);
-  EXPECT_EQ(sender.sent[1].dlid, 7);
-  requester.on_receive(path_answer(sender.sent[1], path_between(gid(3), gid(0xb)), 7));
+  EXPECT_EQ(sender.sent[1].dlid, core::Lid{7});
+  requester.on_receive(path_answer(sender.sent[1], path_between(gid(3), gid(0xb)), core::Lid{7}));
   ASSERT_EQ(results.size(), 1U);
   EXPECT_EQ(results[0].error, core::Error::ok);
 }

@@ -18,8 +18,8 @@ using namespace std::chrono_literals;
 using test::path_answer;
 using test::sa_answer;
 
-constexpr std::uint16_t kSmLid = 1;
-constexpr std::uint16_t kRogueLid = 66;
+constexpr core::Lid kSmLid{1};
+constexpr core::Lid kRogueLid{66};
 
 core::Gid gid(std::uint64_t guid) { return core::Gid::from_parts(0xfe80000000000000ULL, guid); }
 
@@ -106,7 +106,7 @@ TEST_F(ForgedSaAnswers, EveryForgeryBeforeTheRealAnswerIsDroppedAndCounted) {
   mgmt_class.bytes[1] = mad::mgmt_class::kSubnDirectedRoute;
   forgeries.push_back(mgmt_class);
   ReceivedMad zero_lid = genuine(99);
-  zero_lid.slid = 0;
+  zero_lid.slid = core::Lid{0};
   forgeries.push_back(zero_lid);
   const std::size_t invalid = forgeries.size();
   for (int low_tid_byte : {12, 13, 14, 15}) {  // a TID that differs from ours in its low 32 bits
@@ -129,14 +129,14 @@ TEST_F(ForgedSaAnswers, EveryForgeryBeforeTheRealAnswerIsDroppedAndCounted) {
 
 TEST_F(ForgedSaAnswers, TheOldSmIsNotBelievedAfterAFailOver) {
   start();
-  sa.set_sm(7, 0);  // the SM moved: retries now go to LID 7
+  sa.set_sm(core::Lid{7}, 0);  // the SM moved: retries now go to LID 7
   while (sender.sent.size() < 2 && loop.run_one() > 0) {
   }
   ASSERT_EQ(sender.sent.size(), 2u);
   requester.on_receive(path_answer(request(), path_to(gid(0xb), 99), kSmLid));  // the old SM's LID
   EXPECT_TRUE(results.empty());
   EXPECT_EQ(requester.counters().invalid_responses, 1u);
-  requester.on_receive(path_answer(request(), path_to(gid(0xb), 12), 7));
+  requester.on_receive(path_answer(request(), path_to(gid(0xb), 12), core::Lid{7}));
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].path.dlid.value, 12);
 }

@@ -7,7 +7,7 @@
 namespace ibat::fabric {
 namespace {
 
-PortSample port(std::uint16_t lid, std::uint16_t sm_lid, bool active = true) { return {lid, sm_lid, 0, active}; }
+PortSample port(std::uint16_t lid, std::uint16_t sm_lid, bool active = true) { return {core::Lid{lid}, core::Lid{sm_lid}, 0, active}; }
 SmSample master(std::uint64_t guid, std::uint32_t act) { return {guid, act, true}; }
 
 class SmChangeDetectorTest : public ::testing::Test {
@@ -40,7 +40,7 @@ TEST_F(SmChangeDetectorTest, LocalLidChangeIsAPortChange) {
   const PollVerdict v = poll(port(9, 1), master(0x200, 130));
   EXPECT_TRUE(v.local_port_changed);
   EXPECT_FALSE(v.sm_changed);
-  EXPECT_EQ(detector.port()->lid, 9);
+  EXPECT_EQ(detector.port()->lid, core::Lid{9});
 }
 
 TEST_F(SmChangeDetectorTest, PortDownIsAPortChange) {
@@ -79,7 +79,7 @@ TEST_F(SmChangeDetectorTest, UnansweredPortInfoKeepsTheLastPort) {
   settle();
   const PollVerdict v = poll(std::nullopt, master(0x200, 130));
   EXPECT_FALSE(v.local_port_changed);
-  EXPECT_EQ(detector.port()->lid, 5);
+  EXPECT_EQ(detector.port()->lid, core::Lid{5});
 }
 
 TEST_F(SmChangeDetectorTest, SaForgettingOurSubscriptionIsARestartEvenIfActCountGrew) {
@@ -87,6 +87,31 @@ TEST_F(SmChangeDetectorTest, SaForgettingOurSubscriptionIsARestartEvenIfActCount
   EXPECT_FALSE(detector.observe({port(5, 1), master(0x200, 5000), true}).sm_changed);
   EXPECT_TRUE(detector.observe({port(5, 1), master(0x200, 9000), false}).sm_changed);
   EXPECT_FALSE(detector.observe({port(5, 1), master(0x200, 9100), std::nullopt}).sm_changed);
+}
+
+TEST_F(SmChangeDetectorTest, PollsWithoutSmInfoLeaveTheSmPictureAlone) {
+  settle();
+  EXPECT_FALSE(detector.observe({port(5, 1), std::nullopt, std::nullopt, false}).sm_changed);
+  EXPECT_FALSE(detector.observe({port(5, 1), std::nullopt, true, false}).sm_changed);
+  EXPECT_FALSE(poll(port(5, 1), master(0x200, 130)).sm_changed);  // not "gone, then back"
+}
+
+TEST_F(SmChangeDetectorTest, RoutineSaCheckThatFindsUsForgottenIsOneRestart) {
+  settle();
+  EXPECT_TRUE(detector.observe({port(5, 1), std::nullopt, false, false}).sm_changed);
+  EXPECT_FALSE(poll(port(5, 1), master(0x200, 3)).sm_changed);  // the new SM's baseline
+}
+
+TEST_F(SmChangeDetectorTest, SaForgettingUsCountsEvenWithNoSmBaseline) {
+  settle();
+  detector.forget_sm();
+  EXPECT_TRUE(detector.observe({port(5, 1), master(0x200, 5000), false}).sm_changed);
+}
+
+TEST_F(SmChangeDetectorTest, ForgetSmMakesTheNextMasterTheBaseline) {
+  settle();
+  detector.forget_sm();
+  EXPECT_FALSE(poll(port(5, 1), master(0x200, 2)).sm_changed);
 }
 
 }  // namespace

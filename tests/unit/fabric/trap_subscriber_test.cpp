@@ -14,7 +14,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::uint16_t kSmLid = 1;
+constexpr core::Lid kSmLid{1};
 
 class TrapSubscriberTest : public ::testing::Test {
  protected:
@@ -23,7 +23,7 @@ class TrapSubscriberTest : public ::testing::Test {
     const mad::MadBuffer bytes = mad::build_report(tid, notice);
     ReceivedMad mad;
     mad.bytes.assign(bytes.begin(), bytes.end());
-    mad.slid = 1;
+    mad.slid = kSmLid;
     mad.source_qpn = 1;
     return mad;
   }
@@ -42,11 +42,11 @@ class TrapSubscriberTest : public ::testing::Test {
 };
 
 TEST_F(TrapSubscriberTest, SubscribesToTraps64And65AtTheSm) {
-  traps.subscribe(4, 0);
+  traps.subscribe(core::Lid{4}, 0);
   ASSERT_EQ(sender.sent.size(), 2U);
   std::vector<std::uint16_t> trap_numbers;
   for (const OutgoingMad& out : sender.sent) {
-    EXPECT_EQ(out.dlid, 4);
+    EXPECT_EQ(out.dlid, core::Lid{4});
     auto mad = mad::decode_sa_mad(out.bytes);
     ASSERT_TRUE(mad.ok());
     EXPECT_EQ(mad->header.method, mad::method::kSet);
@@ -61,7 +61,7 @@ TEST_F(TrapSubscriberTest, SubscribesToTraps64And65AtTheSm) {
   // OpenSM answers a SET with a GetResp echoing the InformInfo.
   const auto sa_mad = mad::decode_sa_mad(sender.sent[0].bytes);
   requester.on_receive(test::sa_answer(sender.sent[0], mad::attr::kInformInfo,
-                                       sa_mad->data.first(mad::kInformInfoSize + 4), 4));
+                                       sa_mad->data.first(mad::kInformInfoSize + 4), core::Lid{4}));
   loop.run();
   ASSERT_EQ(subscribed.size(), 2U);
   EXPECT_EQ(subscribed[0], std::make_pair(std::uint16_t{64}, true));
@@ -78,7 +78,7 @@ TEST_F(TrapSubscriberTest, EveryReportIsAnsweredWithTheWholeTidAndReportedOnce) 
   ASSERT_TRUE(resp.ok());
   EXPECT_EQ(resp->method, mad::method::kReportResp);
   EXPECT_EQ(resp->tid, tid);
-  EXPECT_EQ(sender.sent[0].dlid, 1);
+  EXPECT_EQ(sender.sent[0].dlid, core::Lid{1});
   EXPECT_EQ(sender.sent[0].timeout_ms, 0U);
   ASSERT_EQ(events.size(), 2U);
   EXPECT_EQ(events[0], std::make_pair(std::uint16_t{65}, host));
@@ -89,16 +89,16 @@ TEST_F(TrapSubscriberTest, EveryReportIsAnsweredWithTheWholeTidAndReportedOnce) 
 TEST_F(TrapSubscriberTest, NonReportsAreNotConsumed) {
   OutgoingMad get;
   get.bytes.assign(mad::kMadSize, 0);
-  const ReceivedMad answer = test::sa_answer(get, mad::attr::kPathRecord, {}, 1);
+  const ReceivedMad answer = test::sa_answer(get, mad::attr::kPathRecord, {}, kSmLid);
   EXPECT_FALSE(traps.on_unsolicited(answer, kSmLid));
   EXPECT_TRUE(sender.sent.empty());
 }
 
 TEST_F(TrapSubscriberTest, ReportsFromAnyLidButTheSmAreDroppedUnansweredAndCounted) {
   ReceivedMad forged = report(65, host, 0x77);
-  forged.slid = 9;  // another node (or the old SM after a fail-over)
+  forged.slid = core::Lid{9};  // another node (or the old SM after a fail-over)
   EXPECT_TRUE(traps.on_unsolicited(forged, kSmLid));
-  EXPECT_TRUE(traps.on_unsolicited(report(65, host, 0x78), 0));  // SM not known yet
+  EXPECT_TRUE(traps.on_unsolicited(report(65, host, 0x78), core::Lid{0}));  // SM not known yet
   EXPECT_TRUE(sender.sent.empty());
   EXPECT_TRUE(events.empty());
   EXPECT_EQ(traps.rejected_reports(), 2U);

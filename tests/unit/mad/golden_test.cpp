@@ -282,7 +282,7 @@ TEST(Golden, PortInfoDirectedRouteToLocalPort) {
   EXPECT_TRUE(std::equal(built.begin(), built.end(), request.begin()));
 
   auto response = load_golden("portinfo_dr0.response.hex");
-  response.resize(224);  // only 224 bytes are valid under umad2sim (DESIGN §4)
+  response.resize(224);  // only 224 bytes are valid under umad2sim (docs/design.md §4)
   auto smp = decode_smp(response);
   ASSERT_TRUE(smp.ok()) << smp.error().message;
   EXPECT_TRUE(smp->header.directed_route);

@@ -151,7 +151,7 @@ TEST(RoundTrip, McMemberRecordEveryField) {
 }
 
 TEST(RoundTrip, InformInfoTrapSubscription) {
-  // DESIGN §4: GID 0, LIDRangeBegin 0xFFFF, IsGeneric 1, Type 0xFFFF, ProducerType 0xFFFFFF, QPN 1.
+  // docs/design.md §4: GID 0, LIDRangeBegin 0xFFFF, IsGeneric 1, Type 0xFFFF, ProducerType 0xFFFFFF, QPN 1.
   const InformInfo info = trap_subscription(kTrapGidOutOfService);
   const auto bytes = encode_inform_info(info);
   const std::array<std::uint8_t, kInformInfoSize> expected = {

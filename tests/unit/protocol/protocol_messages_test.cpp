@@ -163,8 +163,10 @@ TEST(Messages, ResolveRejectsBadTypeAndReservedFlags) {
     EXPECT_NE(d.error().find("target type"), std::string::npos) << d.error();
   }
   auto bad = payload;
-  bad[1] = 0x10;
-  EXPECT_FALSE(decode_resolve_request(bad));
+  bad[1] = 0x1A;
+  auto reserved = decode_resolve_request(bad);
+  ASSERT_FALSE(reserved);
+  EXPECT_NE(reserved.error().find("flags 0x1a has reserved bits set"), std::string::npos) << reserved.error();
   // A GID type with a LID-sized target is a length mismatch.
   bad = payload;
   bad[0] = 1;
@@ -283,8 +285,41 @@ TEST(Messages, CancelRoundTrips) {
   expect_every_truncation_rejected(f.payload, decode_cancel);
 }
 
+TEST(Messages, PathsRequestRoundTripsAndEmptyMeansTheFirstPage) {
+  std::vector<std::uint8_t> out;
+  append_paths_request(out, 3, PathsRequest{0x01020304, 50});
+  Frame f = only_frame(out);
+  EXPECT_EQ(f.header.op, 5);
+  auto d = decode_paths_request(f.payload);
+  ASSERT_TRUE(d) << d.error();
+  EXPECT_EQ(d.value(), (PathsRequest{0x01020304, 50}));
+  expect_every_truncation_rejected(f.payload, decode_paths_request, 0);
+  auto first = decode_paths_request({});
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first.value(), PathsRequest{});
+}
+
+TEST(Messages, PathsReplyIsChunkedAndCarriesTheNextCursor) {
+  PathsPage page{77, "[" + std::string(100'000, ' ') + "]"};
+  std::vector<std::uint8_t> out;
+  append_paths_reply(out, 9, page);
+  FrameSplitter splitter;
+  std::vector<std::uint8_t> body;
+  int frames = 0;
+  ASSERT_FALSE(splitter.feed(out, [&](const FrameHeader& h, std::span<const std::uint8_t> p) {
+    EXPECT_EQ(h.op, reply_op(Op::paths));
+    EXPECT_EQ(h.more(), ++frames == 1);
+    body.insert(body.end(), p.begin(), p.end());
+  }));
+  EXPECT_EQ(frames, 2);
+  auto d = decode_paths_reply(body);
+  ASSERT_TRUE(d) << d.error();
+  EXPECT_EQ(d.value(), page);
+  EXPECT_FALSE(decode_paths_reply(std::vector<std::uint8_t>{0, 0, 0}));
+}
+
 TEST(Messages, EmptyRequestsMustBeEmpty) {
-  for (Op op : {Op::neigh_list, Op::paths, Op::stats, Op::watch}) {
+  for (Op op : {Op::neigh_list, Op::stats, Op::watch}) {
     std::vector<std::uint8_t> out;
     append_empty_request(out, 1, op);
     Frame f = only_frame(out);

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include <asio/executor_work_guard.hpp>
@@ -18,6 +20,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <poll.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -317,6 +321,63 @@ TEST_F(ServiceTest, PrivilegedOperationsFollowTheInjectedCheck) {
   EXPECT_EQ(list[0]["slid"], 7);
 }
 
+// FLUSH says how many entries it dropped; NEIGH_DEL of an absent IP and NEIGH_ADD of a hardware
+// address with a zero GID are refused (unreachable, invalid) instead of acknowledged.
+TEST_F(ServiceTest, AdministrativeRepliesSayWhatHappened) {
+  start([](const PeerCredentials&) { return true; });
+  Client c(config_.server.socket);
+  warm(c, 1, gid(0xA), 10);
+  std::vector<std::uint8_t> out;
+  protocol::append_flush(out, 2, protocol::FlushRequest{gid(0xA), std::nullopt});
+  protocol::append_flush(out, 3, protocol::FlushRequest{gid(0xA), std::nullopt});
+  protocol::append_neigh_add(out, 4, protocol::NeighAdd{*core::IpAddr::parse("10.0.0.2"),
+                                                        core::HwAddr::from(0x48, core::Gid{}), std::nullopt});
+  protocol::append_neigh_del(out, 5, protocol::NeighDel{*core::IpAddr::parse("10.0.0.9")});
+  c.send(out);
+  for (std::uint32_t dropped : {1u, 0u}) {
+    auto flushed = c.next();
+    ASSERT_TRUE(flushed);
+    EXPECT_EQ(flushed->header.status, Status::ok);
+    auto count = protocol::decode_flush_reply(flushed->payload);
+    ASSERT_TRUE(count) << count.error();
+    EXPECT_EQ(count.value(), dropped);
+  }
+  auto add = c.next();
+  ASSERT_TRUE(add);
+  EXPECT_EQ(add->header.status, Status::invalid);
+  auto del = c.next();
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->header.status, Status::unreachable);
+  EXPECT_TRUE(on_loop([&] { return service_->resolver().neighbours().empty(); }));
+}
+
+// While the SA is silent the log says so once, and says when it answers again.
+TEST_F(ServiceTest, SaSilenceIsLoggedOnceAndSoIsItsEnd) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  config_.policy.retry_base = 1ms;
+  start();
+  Client c(config_.server.socket);
+  c.resolve(1, gid(0xA));
+  for (std::size_t attempt = 0; attempt < 3; ++attempt) {
+    core::PathQuery q = sink_.wait_query(attempt);
+    on_loop([&] { service_->on_query_result(q.id, core::QueryResult{core::Error::timeout, {}}); });
+  }
+  answer(sink_.wait_query(3), 10);
+  auto f = c.next();
+  stop_loop();
+  spdlog::set_default_logger(previous);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->header.status, Status::ok);
+  std::string text = log.str();
+  EXPECT_THAT(text, ::testing::HasSubstr("[warning] SA not answering since "));
+  EXPECT_EQ(text.find("SA not answering"), text.rfind("SA not answering")) << "once:\n" << text;
+  EXPECT_THAT(text, ::testing::HasSubstr("[info] SA answering again after "));
+  EXPECT_THAT(text, ::testing::HasSubstr(" s (3 queries timed out meanwhile)"));
+}
+
 // The real SO_PEERCRED path: a child that dropped to uid 65534 is refused FLUSH.
 TEST_F(ServiceTest, NonRootPeerIsDeniedByItsCredentials) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch uid";
@@ -376,12 +437,80 @@ TEST_F(ServiceTest, PathsListsTheCache) {
   Client c(config_.server.socket);
   warm(c, 1, gid(0xA), 10);
   c.request(Op::paths, 2);
-  nlohmann::json paths = nlohmann::json::parse(c.body(2));
+  std::string body = c.body(2);
+  auto page = protocol::decode_paths_reply(std::span(reinterpret_cast<const std::uint8_t*>(body.data()), body.size()));
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page.value().next, 0u);
+  nlohmann::json paths = nlohmann::json::parse(page.value().json);
   ASSERT_EQ(paths.size(), 1u);
   EXPECT_EQ(paths[0]["dgid"], gid(0xA).to_string());
   EXPECT_EQ(paths[0]["dlid"], 10);
   EXPECT_EQ(paths[0]["mtu"], 2048);
   EXPECT_EQ(paths[0]["state"], "valid");
+}
+
+// A listing is served a page per request: no request makes the loop build the whole cache, and
+// the other clients' requests are answered between the pages.
+TEST_F(ServiceTest, LargeListingComesInPagesWithOtherClientsServedBetween) {
+  start();
+  constexpr std::uint64_t kEntries = 2'500;
+  std::vector<core::CacheEntryView> views;
+  for (std::uint64_t n = 0; n < kEntries; ++n)
+    views.push_back({kLocalGid, gid(0x1000 + n), core::Pkey{0xFFFF}, core::EntryState::valid,
+                     path_to(gid(0x1000 + n), static_cast<std::uint16_t>(100 + n)), 0ms, 0ms, core::Error::ok});
+  on_loop([&] { service_->resolver().load_stale(views); });
+  Client lister(config_.server.socket);
+  Client other(config_.server.socket);
+  std::set<std::string> seen;
+  std::uint32_t cursor = 0, id = 1;
+  int pages = 0;
+  do {
+    std::vector<std::uint8_t> out;
+    protocol::append_paths_request(out, id, protocol::PathsRequest{cursor, 0});
+    lister.send(out);
+    std::string body = lister.body(id);
+    auto page = protocol::decode_paths_reply(std::span(reinterpret_cast<const std::uint8_t*>(body.data()), body.size()));
+    ASSERT_TRUE(page) << page.error();
+    nlohmann::json entries = nlohmann::json::parse(page.value().json);
+    ASSERT_LE(entries.size(), protocol::kPathsPageSize);
+    for (const auto& e : entries) EXPECT_TRUE(seen.insert(e["dgid"].get<std::string>()).second) << e;
+    other.resolve(1000 + id, gid(0x1000 + id), true);  // answered before the next page is asked for
+    auto reply = other.next();
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->header.id, 1000 + id);
+    EXPECT_EQ(reply->header.status, Status::ok);
+    ASSERT_TRUE(page.value().next == 0 || page.value().next > cursor);
+    cursor = page.value().next;
+    ++pages;
+    ++id;
+  } while (cursor != 0);
+  EXPECT_EQ(seen.size(), kEntries);
+  EXPECT_GE(pages, 3);
+  // A smaller page on request; a cursor past the end is an empty last page; a bad body is malformed.
+  std::vector<std::uint8_t> out;
+  protocol::append_paths_request(out, 90, protocol::PathsRequest{0, 7});
+  protocol::append_paths_request(out, 91, protocol::PathsRequest{0xFFFFFFF0u, 0});
+  lister.send(out);
+  std::string small = lister.body(90);
+  auto seven = protocol::decode_paths_reply(std::span(reinterpret_cast<const std::uint8_t*>(small.data()), small.size()));
+  ASSERT_TRUE(seven);
+  EXPECT_EQ(nlohmann::json::parse(seven.value().json).size(), 7u);
+  EXPECT_NE(seven.value().next, 0u);
+  std::string past = lister.body(91);
+  auto none = protocol::decode_paths_reply(std::span(reinterpret_cast<const std::uint8_t*>(past.data()), past.size()));
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none.value().json, "[]");
+  EXPECT_EQ(none.value().next, 0u);
+  std::vector<std::uint8_t> bad;
+  protocol::FrameHeader header;
+  header.op = static_cast<std::uint8_t>(Op::paths);
+  header.id = 92;
+  protocol::append_frame(bad, header, std::vector<std::uint8_t>{1, 2, 3});
+  lister.send(bad);
+  auto error = lister.next();
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->header.status, Status::malformed);
+  EXPECT_TRUE(lister.closed_by_peer());
 }
 
 TEST_F(ServiceTest, WatchStreamsEvents) {
@@ -400,6 +529,39 @@ TEST_F(ServiceTest, WatchStreamsEvents) {
   EXPECT_TRUE(body.contains("time_ms"));
 }
 
+TEST_F(ServiceTest, WatchReportsTheSmLidAndPathChanges) {
+  config_.policy.revalidate_jitter = 0ms;
+  start();
+  Client c(config_.server.socket);
+  warm(c, 1, gid(0xA), 10);
+  c.request(Op::watch, 5);
+  c.request(Op::stats, 6);  // orders the WATCH before the events below
+  c.body(6);
+  auto next_event = [&](const std::string& name) {
+    while (auto f = c.next()) {
+      nlohmann::json e = nlohmann::json::parse(f->text());
+      if (e["event"] == name) return e;
+    }
+    ADD_FAILURE() << "no " << name << " event";
+    return nlohmann::json{};
+  };
+  std::size_t index = sink_.count();
+  on_loop([&] {
+    service_->on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{7}, true});  // the new master
+    service_->on_sm_changed();
+  });
+  EXPECT_EQ(next_event("sm_change")["sm_lid"], 7);
+  answer(sink_.wait_query(index), 11);  // the revalidation finds another DLID
+  nlohmann::json path = next_event("path");
+  EXPECT_EQ(path["dgid"], gid(0xA).to_string());
+  EXPECT_EQ(path["sgid"], kLocalGid.to_string());
+  EXPECT_EQ(path["pkey"], "0xffff");
+  EXPECT_EQ(path["old_dlid"], 10);
+  EXPECT_EQ(path["dlid"], 11);
+  EXPECT_EQ(path["old_state"], "stale");
+  EXPECT_EQ(path["state"], "valid");
+}
+
 TEST_F(ServiceTest, ShutdownAnswersPendingRequestsCancelledAndWritesTheSnapshot) {
   start();
   Client c(config_.server.socket);
@@ -416,6 +578,16 @@ TEST_F(ServiceTest, ShutdownAnswersPendingRequestsCancelledAndWritesTheSnapshot)
   ASSERT_EQ(done.get_future().wait_for(5s), std::future_status::ready);
   EXPECT_TRUE(std::filesystem::exists(config_.snapshot.cache_file));
   EXPECT_FALSE(std::filesystem::exists(config_.server.socket));
+}
+
+// ibatd started by hand with the default config: the state directory (/var/lib/ibat) may not exist.
+TEST_F(ServiceTest, MissingStateDirectoryIsCreatedForTheSnapshot) {
+  config_.snapshot.cache_file = (dir_ / "state" / "cache").string();
+  start();
+  std::promise<void> done;
+  asio::post(loop_, [&] { service_->shutdown([&] { done.set_value(); }); });
+  ASSERT_EQ(done.get_future().wait_for(5s), std::future_status::ready);
+  EXPECT_TRUE(std::filesystem::is_regular_file(config_.snapshot.cache_file));
 }
 
 TEST_F(ServiceTest, WarmCacheSurvivesARestart) {

@@ -3,14 +3,18 @@
 // the atomic write.
 #include "server/daemon/snapshot.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <future>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include "mad/byte_order.h"
+#include "wire/byte_order.h"
 
 namespace ibat::server {
 namespace {
@@ -91,7 +95,7 @@ class SnapshotCorruption : public ::testing::Test {
   // Rewrites the trailing CRC so only the intended defect remains.
   void reseal() {
     std::span<std::uint8_t> b(bytes);
-    mad::wire::put32(b, b.size() - 4, crc32(b.first(b.size() - 4)));
+    wire::put32(b, b.size() - 4, crc32(b.first(b.size() - 4)));
   }
   std::string error() {
     SnapshotContents out = decode_snapshot(bytes, kWritten, 100);
@@ -112,13 +116,13 @@ TEST_F(SnapshotCorruption, ForeignFileHasBadMagic) {
 }
 
 TEST_F(SnapshotCorruption, OtherVersionIsRefused) {
-  mad::wire::put16(bytes, 8, 2);
+  wire::put16(bytes, 8, 2);
   reseal();
   EXPECT_THAT(error(), HasSubstr("version 2 is not supported"));
 }
 
 TEST_F(SnapshotCorruption, OtherEntrySizeIsRefused) {
-  mad::wire::put16(bytes, 10, 100);
+  wire::put16(bytes, 10, 100);
   EXPECT_THAT(error(), HasSubstr("entry size 100"));
 }
 
@@ -135,13 +139,13 @@ TEST_F(SnapshotCorruption, TrailingBytes) {
 }
 
 TEST_F(SnapshotCorruption, HugeCountIsRefusedBeforeAllocating) {
-  mad::wire::put32(bytes, 12, 0xFFFFFFFF);
+  wire::put32(bytes, 12, 0xFFFFFFFF);
   EXPECT_THAT(error(), HasSubstr("4294967295 entries, more than the 100 accepted"));
 }
 
 TEST_F(SnapshotCorruption, UnservablePathWithAGoodChecksumIsRefused) {
   std::size_t dlid_in_record = kSnapshotHeaderSize + kSnapshotEntrySize + 52 + 40;  // 2nd entry's DLID
-  mad::wire::put16(bytes, dlid_in_record, 0);
+  wire::put16(bytes, dlid_in_record, 0);
   reseal();
   EXPECT_THAT(error(), HasSubstr("entry 1: destination fe80::6 has no servable path (DLID 0"));
 }
@@ -193,9 +197,67 @@ TEST_F(SnapshotFile, DirectoryIsNotASnapshot) {
   EXPECT_THAT(load_snapshot_file(dir_.string(), kWritten, 100).error, HasSubstr("not a regular file"));
 }
 
+// A FIFO at the path must not block start-up in open() waiting for a writer. The load runs on a
+// thread; should it block (the regression), the test opens the FIFO's write end to release it and
+// fails instead of hanging the suite.
+TEST_F(SnapshotFile, FifoIsRefusedWithoutBlocking) {
+  ASSERT_EQ(::mkfifo(path_.c_str(), 0600), 0);
+  auto load = std::async(std::launch::async, [&] { return load_snapshot_file(path_, kWritten, 100); });
+  if (load.wait_for(30s) != std::future_status::ready) {
+    int writer = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    load.wait();
+    if (writer >= 0) ::close(writer);
+    FAIL() << "load_snapshot_file blocked opening a FIFO";
+  }
+  SnapshotContents out = load.get();
+  EXPECT_TRUE(out.entries.empty());
+  EXPECT_THAT(out.error, HasSubstr(path_ + ": a FIFO, not a regular file"));
+  EXPECT_THAT(out.error, HasSubstr("snapshot.cache_file"));
+}
+
+// A symlink planted where the temporary file would go must not redirect the write.
+TEST_F(SnapshotFile, PlantedSymlinkAtTheTempNameIsNotFollowed) {
+  std::filesystem::path victim = dir_ / "victim";
+  std::ofstream(victim) << "precious";
+  std::filesystem::path planted = path_ + ".tmp." + std::to_string(::getpid());
+  std::filesystem::create_symlink(victim, planted);
+
+  ASSERT_EQ(write_snapshot_file(path_, encode_snapshot({entry(5, core::EntryState::valid)}, kWritten)), "");
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious");
+  EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::symlink_status(path_)));
+  EXPECT_TRUE(std::filesystem::is_symlink(std::filesystem::symlink_status(planted)));
+  SnapshotContents out = load_snapshot_file(path_, kWritten, 100);
+  ASSERT_TRUE(out.ok()) << out.error;
+  EXPECT_EQ(out.entries.size(), 1u);
+}
+
 TEST_F(SnapshotFile, WriteIntoMissingDirectoryFailsAndSaysWhere) {
   std::string bad = (dir_ / "no" / "cache").string();
   EXPECT_THAT(write_snapshot_file(bad, encode_snapshot({}, kWritten)), HasSubstr("create " + bad + ".tmp."));
+}
+
+TEST_F(SnapshotFile, MissingDirectoryIsCreated) {
+  std::filesystem::path state = dir_ / "state";
+  EXPECT_EQ(prepare_snapshot_directory((state / "cache").string()), "");
+  EXPECT_TRUE(std::filesystem::is_directory(state));
+  // Existing: nothing to do; a bare file name lives in the working directory.
+  EXPECT_EQ(prepare_snapshot_directory((state / "cache").string()), "");
+  EXPECT_EQ(prepare_snapshot_directory("cache"), "");
+}
+
+TEST_F(SnapshotFile, OnlyTheLastDirectoryIsCreatedAndTheErrorSaysWhatToSet) {
+  std::filesystem::path deep = dir_ / "a" / "b";
+  std::string error = prepare_snapshot_directory((deep / "cache").string());
+  EXPECT_THAT(error, HasSubstr("cannot create directory " + deep.string() + ": No such file or directory"));
+  EXPECT_THAT(error, HasSubstr("snapshot.cache_file"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "a"));
+}
+
+TEST_F(SnapshotFile, AFileWhereTheDirectoryShouldBeIsReported) {
+  std::ofstream(dir_ / "state") << "x";
+  EXPECT_THAT(prepare_snapshot_directory((dir_ / "state" / "cache").string()),
+              HasSubstr("cannot create directory " + (dir_ / "state").string() + ": File exists"));
 }
 
 TEST(Crc32, MatchesTheStandardCheckValue) {

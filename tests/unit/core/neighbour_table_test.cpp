@@ -1,13 +1,13 @@
-// EndpointTable: IP -> hardware address -> GID, source LID, GID change detection.
+// NeighbourTable: IP -> hardware address -> GID, source LID, GID change detection.
 #include <gtest/gtest.h>
 
-#include "core/endpoint_table.h"
+#include "core/neighbour_table.h"
 
 namespace ibat::core {
 namespace {
 
-TEST(EndpointTable, TracksIpToGidAndReportsGidChange) {
-  EndpointTable table;
+TEST(NeighbourTable, TracksIpToGidAndReportsGidChange) {
+  NeighbourTable table;
   IpAddr ip = *IpAddr::parse("10.0.0.7");
   Gid g1 = Gid::from_parts(0xFE80ULL << 48, 1), g2 = Gid::from_parts(0xFE80ULL << 48, 2);
   auto u = table.upsert(ip, HwAddr::from(0x48, g1), Lid{5});
@@ -30,8 +30,8 @@ TEST(EndpointTable, TracksIpToGidAndReportsGidChange) {
   EXPECT_FALSE(table.find(ip)->source_lid);
 }
 
-TEST(EndpointTable, V4AndV6AreDistinctKeys) {
-  EndpointTable table;
+TEST(NeighbourTable, V4AndV6AreDistinctKeys) {
+  NeighbourTable table;
   Gid g = Gid::from_parts(0xFE80ULL << 48, 1);
   table.upsert(*IpAddr::parse("10.0.0.1"), HwAddr::from(1, g), std::nullopt);
   table.upsert(*IpAddr::parse("fd00::1"), HwAddr::from(2, g), std::nullopt);

@@ -1,4 +1,5 @@
-// Big-endian field access on MAD buffers (everything on the wire is network byte order).
+// Big-endian (network byte order) field access at an offset of a byte buffer: the one set of
+// helpers every codec uses (mad/, ipoib/, protocol/, server/acm/, the snapshot, the umad transport).
 // Callers check the buffer length once per structure; these helpers then index within it.
 #pragma once
 
@@ -8,7 +9,7 @@
 
 #include "core/types.h"
 
-namespace ibat::mad::wire {
+namespace ibat::wire {
 
 inline std::uint16_t get16(std::span<const std::uint8_t> b, std::size_t off) {
   return static_cast<std::uint16_t>((b[off] << 8) | b[off + 1]);
@@ -56,4 +57,4 @@ constexpr std::uint8_t bits8(std::uint32_t v, unsigned bits) {
   return static_cast<std::uint8_t>(v & ((1U << bits) - 1U));
 }
 
-}  // namespace ibat::mad::wire
+}  // namespace ibat::wire

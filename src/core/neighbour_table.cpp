@@ -1,11 +1,11 @@
-// EndpointTable (see endpoint_table.h).
-#include "core/endpoint_table.h"
+// NeighbourTable (see neighbour_table.h).
+#include "core/neighbour_table.h"
 
 #include <cstring>
 
 namespace ibat::core {
 
-EndpointTable::Update EndpointTable::upsert(const IpAddr& ip, const HwAddr& hw,
+NeighbourTable::Update NeighbourTable::upsert(const IpAddr& ip, const HwAddr& hw,
                                             std::optional<Lid> source_lid) {
   Update update;
   auto [it, inserted] = table_.try_emplace(ip, Neighbour{hw, source_lid});
@@ -21,9 +21,9 @@ EndpointTable::Update EndpointTable::upsert(const IpAddr& ip, const HwAddr& hw,
   return update;
 }
 
-bool EndpointTable::remove(const IpAddr& ip) { return table_.erase(ip) > 0; }
+bool NeighbourTable::remove(const IpAddr& ip) { return table_.erase(ip) > 0; }
 
-const Neighbour* EndpointTable::find(const IpAddr& ip) const {
+const Neighbour* NeighbourTable::find(const IpAddr& ip) const {
   auto it = table_.find(ip);
   return it == table_.end() ? nullptr : &it->second;
 }

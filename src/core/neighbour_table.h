@@ -1,4 +1,4 @@
-// EndpointTable: IP (v4 or v6) -> IPoIB hardware address (-> GID), fed by ARP / neighbour input,
+// NeighbourTable: IP (v4 or v6) -> IPoIB hardware address (-> GID), fed by ARP / neighbour input,
 // with the source LID seen on receive when known.
 #pragma once
 
@@ -21,7 +21,7 @@ struct Neighbour {
   std::optional<Lid> source_lid;
 };
 
-class EndpointTable {
+class NeighbourTable {
  public:
   struct Update {
     bool added = false;              // the IP was not known before

@@ -1,0 +1,18 @@
+// Names of the entry states, as shown by `ibat paths` and the JSON views.
+#include "core/resolve_types.h"
+
+namespace ibat::core {
+
+std::string_view to_string(EntryState s) {
+  switch (s) {
+    case EntryState::resolving: return "resolving";
+    case EntryState::valid: return "valid";
+    case EntryState::stale: return "stale";
+    case EntryState::provisional: return "provisional";
+    case EntryState::failed: return "failed";
+    case EntryState::gone: return "gone";
+  }
+  return "unknown";
+}
+
+}  // namespace ibat::core

@@ -1,0 +1,67 @@
+// The values the Resolver takes and gives: entry states, resolve requests and results, the local
+// port and IPoIB broadcast parameters it is told about, and the cache entry view it shows. Shared
+// by the Resolver, the path cache, fabric/, protocol/ and client/ without the Resolver class.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <variant>
+
+#include "core/clock.h"
+#include "core/types.h"
+
+namespace ibat::core {
+
+enum class EntryState : std::uint8_t { resolving, valid, stale, provisional, failed, gone };
+std::string_view to_string(EntryState s);
+
+using RequestId = std::uint64_t;
+using Target = std::variant<Gid, Lid, IpAddr, HwAddr>;
+
+struct ResolveRequest {
+  Target target;
+  std::optional<Gid> sgid;         // default: the local port GID
+  std::optional<Pkey> pkey;        // default: Policy::default_pkey
+  std::optional<Duration> timeout; // default: Policy::request_timeout; capped by max_request_timeout
+  bool cache_only = false;         // never query the SA; miss -> no_record at once
+  bool force_sa = false;           // ignore the cached answer, query and wait for a fresh one
+};
+
+struct ResolveResult {
+  Error error = Error::ok;
+  PathRecord path;                 // is_servable() (never DLID 0) when error == ok
+  EntryState state = EntryState::valid;  // valid, stale or provisional when error == ok
+  Duration age{0};                 // time since the SA (or ARP) produced this path
+};
+
+// What the port monitor knows about the local port.
+struct LocalPort {
+  Gid gid;
+  Lid lid;
+  Lid sm_lid;
+  bool active = false;
+};
+
+// IPoIB broadcast-group parameters, used to build provisional paths from ARP source LIDs.
+struct BroadcastParams {
+  Pkey pkey;
+  std::uint8_t mtu = 0;   // code
+  std::uint8_t rate = 0;  // code
+  std::uint8_t sl = 0;
+  std::uint8_t pkt_life = 0;
+};
+
+// One entry as shown by `ibat paths` and written to the snapshot.
+struct CacheEntryView {
+  Gid sgid;
+  Gid dgid;
+  Pkey pkey;
+  EntryState state;
+  PathRecord path;  // meaningful for valid/stale/provisional
+  Duration age{0};
+  Duration idle{0};
+  Error last_error = Error::ok;
+};
+
+}  // namespace ibat::core

@@ -1,0 +1,40 @@
+// What ibatd configures of its fabric port (FabricOptions) and the counters the port reports
+// (FabricStats): plain values, so the daemon's config and JSON views need neither Asio nor the port.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "core/clock.h"
+#include "core/types.h"
+
+namespace ibat::fabric {
+
+struct FabricOptions {
+  std::string ca;                          // empty: first CA umad finds
+  int port = 0;                            // 0: first active port
+  core::Duration mad_timeout = std::chrono::milliseconds(200);  // per MAD attempt
+  std::uint32_t mad_retries = 3;           // resends of one MAD before reporting `timeout`
+  core::Duration poll_interval = std::chrono::seconds(1);       // local PortInfo polling
+  core::Duration sm_check_interval = std::chrono::seconds(60);  // routine SM/SA check (x [1, 1.5))
+  bool subscribe_traps = true;             // InformInfo for traps 64/65
+  core::Pkey broadcast_pkey{0xFFFF};       // IPoIB broadcast group read for on_broadcast_params
+};
+
+struct FabricStats {
+  std::uint64_t mads_sent = 0;         // local_mads_sent + remote_mads_sent
+  std::uint64_t local_mads_sent = 0;   // to the own port (0-hop PortInfo)
+  std::uint64_t remote_mads_sent = 0;  // to another LID: the SM and SA
+  std::uint64_t mads_received = 0;
+  std::uint64_t mad_timeouts = 0;     // attempts that timed out (each may be retried)
+  std::uint64_t mad_retries = 0;
+  std::uint64_t late_or_duplicate = 0;  // responses with no matching outstanding TID
+  std::uint64_t invalid_responses = 0;  // failed validation (class/method/attr/length/source LID)
+  std::uint64_t reports = 0;            // trap Reports received from the SM (and answered)
+  std::uint64_t rejected_reports = 0;   // Reports from a LID other than the SM's: dropped
+  std::uint64_t sm_changes = 0;
+  bool port_events = false;  // HCA port events are live (then no routine SM/SA check)
+};
+
+}  // namespace ibat::fabric

@@ -1,0 +1,43 @@
+// SmCheckSchedule: full checks on suspicion, routine checks at a slow jittered interval.
+#include "fabric/sm_check_schedule.h"
+
+namespace ibat::fabric {
+
+SmCheckSchedule::SmCheckSchedule(core::Duration fast, core::Duration routine, std::uint64_t seed)
+    : fast_(fast), routine_(routine), rng_(seed) {}
+
+void SmCheckSchedule::start(core::TimePoint now) {
+  suspect_ = true;
+  last_check_ = now - fast_;
+  schedule_routine(now);
+}
+
+void SmCheckSchedule::suspect() { suspect_ = true; }
+
+SmCheck SmCheckSchedule::due(core::TimePoint now) const {
+  // Half a poll interval: a check that ended just after its poll began must not push the next
+  // poll's check out by a whole interval.
+  if (suspect_ && now >= last_check_ + fast_ / 2) return SmCheck::full;
+  if (now >= next_routine_) return SmCheck::routine;
+  return SmCheck::none;
+}
+
+void SmCheckSchedule::checked(core::TimePoint now, SmCheck kind, bool settled) {
+  if (kind == SmCheck::none) return;
+  last_check_ = now;
+  suspect_ = !settled;
+  schedule_routine(now);
+}
+
+void SmCheckSchedule::schedule_routine(core::TimePoint now) {
+  if (routine_ <= core::Duration::zero()) {
+    next_routine_ = core::TimePoint::max();
+    return;
+  }
+  std::uniform_real_distribution<double> stretch(1.0, 1.5);
+  next_routine_ = now + std::chrono::duration_cast<core::Duration>(
+                            std::chrono::duration<double, std::nano>(static_cast<double>(routine_.count()) *
+                                                                      stretch(rng_)));
+}
+
+}  // namespace ibat::fabric

@@ -1,0 +1,76 @@
+// Layout of the shared path table (docs/shared-table.md): a header followed by fixed-size slots in
+// one mapping that ibatd writes and libibat maps read-only. Every word a reader may read while the
+// writer changes it is a std::atomic<std::uint64_t>; a slot is guarded by its own sequence counter
+// (odd while it is being written) and belongs to the table generation it was written in.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/types.h"
+
+namespace ibat::shm {
+
+inline constexpr std::uint64_t kMagic = 0x314D485354414249ULL;  // "IBATSHM1" little-endian
+inline constexpr std::uint32_t kVersion = 1;
+// Lookups and inserts look at most this many slots from a key's home slot.
+inline constexpr std::uint32_t kMaxProbe = 16;
+inline constexpr std::uint32_t kMinSlots = 16;
+inline constexpr std::uint32_t kMaxSlots = 1U << 24;
+
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+struct TableHeader {
+  std::uint64_t magic;
+  std::uint32_t version;
+  std::uint32_t header_size;  // sizeof(TableHeader): slots start here
+  std::uint32_t slot_size;    // sizeof(TableSlot)
+  std::uint32_t slot_count;   // a power of two
+  std::atomic<std::uint64_t> generation;  // bumped to invalidate every slot at once; never 0
+  // What a request without SGID / P_Key means: the local port GID and the daemon's default P_Key.
+  std::atomic<std::uint64_t> local_gid[2];
+  std::atomic<std::uint64_t> default_pkey;
+  std::uint64_t reserved;
+};
+
+// Bits of TableSlot::key_bits besides the P_Key (low 16 bits).
+inline constexpr std::uint64_t kSlotLive = 1ULL << 16;
+
+struct TableSlot {
+  std::atomic<std::uint64_t> seq;         // odd while the writer changes this slot
+  std::atomic<std::uint64_t> generation;  // table generation this slot was written in
+  std::atomic<std::uint64_t> sgid[2];     // GID bytes as two native-endian words
+  std::atomic<std::uint64_t> dgid[2];
+  std::atomic<std::uint64_t> key_bits;    // P_Key | kSlotLive
+  std::atomic<std::uint64_t> path[3];     // the PathRecord fields outside the key (pack_path)
+  std::atomic<std::uint64_t> produced_ms; // CLOCK_MONOTONIC ms when the SA produced the path
+};
+
+static_assert(sizeof(TableHeader) == 64);
+static_assert(sizeof(TableSlot) == 88);
+
+// Bytes a table of `slot_count` slots needs.
+constexpr std::size_t table_bytes(std::uint32_t slot_count) {
+  return sizeof(TableHeader) + std::size_t{slot_count} * sizeof(TableSlot);
+}
+
+// A table key: the path cache's (SGID, DGID, P_Key), as words.
+struct TableKey {
+  std::uint64_t sgid[2];
+  std::uint64_t dgid[2];
+  std::uint16_t pkey;
+
+  static TableKey of(const core::Gid& sgid, const core::Gid& dgid, core::Pkey pkey);
+  bool operator==(const TableKey&) const = default;
+};
+std::uint64_t hash_key(const TableKey& key);
+
+// The PathRecord fields that are not part of the key, in three words, and back.
+struct PackedPath {
+  std::uint64_t w[3];
+};
+PackedPath pack_path(const core::PathRecord& path);
+core::PathRecord unpack_path(const PackedPath& packed, const TableKey& key);
+
+}  // namespace ibat::shm

@@ -1,0 +1,93 @@
+// PathTableReader (see path_table_reader.h). Slot read protocol: seq (acquire), the data words
+// (acquire), seq again; the read counts only if both seq loads are equal and even. The header
+// fields are read once, at open(); only the generation word changes afterwards.
+#include "shm/path_table_reader.h"
+
+#include <cstddef>
+#include <cstring>
+
+namespace ibat::shm {
+
+namespace {
+constexpr auto kAcquire = std::memory_order_acquire;
+constexpr auto kRelaxed = std::memory_order_relaxed;
+}  // namespace
+
+std::optional<PathTableReader> PathTableReader::open(const void* memory, std::size_t size, std::string& error) {
+  if (memory == nullptr || reinterpret_cast<std::uintptr_t>(memory) % alignof(TableHeader) != 0) {
+    error = "path table mapping is not 8-byte aligned";
+    return std::nullopt;
+  }
+  if (size < sizeof(TableHeader)) {
+    error = "path table is " + std::to_string(size) + " bytes, shorter than its header";
+    return std::nullopt;
+  }
+  struct {
+    std::uint64_t magic;
+    std::uint32_t version, header_size, slot_size, slot_count;
+  } h;
+  static_assert(sizeof h == offsetof(TableHeader, generation));
+  std::memcpy(&h, memory, sizeof h);
+  if (h.magic != kMagic) {
+    error = "not an ibat path table (bad magic)";
+    return std::nullopt;
+  }
+  if (h.version != kVersion || h.header_size != sizeof(TableHeader) || h.slot_size != sizeof(TableSlot)) {
+    error = "path table version " + std::to_string(h.version) + " (header " + std::to_string(h.header_size) +
+            " B, slot " + std::to_string(h.slot_size) + " B) is not version " + std::to_string(kVersion);
+    return std::nullopt;
+  }
+  const std::uint32_t n = h.slot_count;
+  if (n < kMinSlots || n > kMaxSlots || (n & (n - 1)) != 0) {
+    error = "path table slot count " + std::to_string(n) + " is not a power of two in [16, 2^24]";
+    return std::nullopt;
+  }
+  if (table_bytes(n) > size) {
+    error = "path table of " + std::to_string(n) + " slots needs " + std::to_string(table_bytes(n)) +
+            " bytes, the mapping has " + std::to_string(size);
+    return std::nullopt;
+  }
+  const auto* base = static_cast<const std::byte*>(memory);
+  return PathTableReader(reinterpret_cast<const TableHeader*>(base),
+                         reinterpret_cast<const TableSlot*>(base + sizeof(TableHeader)), n - 1);
+}
+
+std::optional<TableHit> PathTableReader::lookup(const TableKey& key) const {
+  const std::uint64_t generation = header_->generation.load(kAcquire);
+  std::uint32_t slot = static_cast<std::uint32_t>(hash_key(key)) & mask_;
+  for (std::uint32_t probe = 0; probe < kMaxProbe; ++probe, slot = (slot + 1) & mask_) {
+    const TableSlot& s = slots_[slot];
+    const std::uint64_t seq = s.seq.load(kAcquire);
+    const std::uint64_t slot_generation = s.generation.load(kAcquire);
+    TableKey found{};
+    found.sgid[0] = s.sgid[0].load(kAcquire);
+    found.sgid[1] = s.sgid[1].load(kAcquire);
+    found.dgid[0] = s.dgid[0].load(kAcquire);
+    found.dgid[1] = s.dgid[1].load(kAcquire);
+    const std::uint64_t key_bits = s.key_bits.load(kAcquire);
+    PackedPath packed;
+    for (int w = 0; w < 3; ++w) packed.w[w] = s.path[w].load(kAcquire);
+    const std::uint64_t produced_ms = s.produced_ms.load(kAcquire);
+    if ((seq & 1) != 0 || s.seq.load(kRelaxed) != seq) continue;  // torn: treat as not this key
+    if (slot_generation != generation) return std::nullopt;       // unused in this generation: end
+    found.pkey = static_cast<std::uint16_t>(key_bits);
+    if ((key_bits & kSlotLive) == 0 || !(found == key)) continue;
+    core::PathRecord path = unpack_path(packed, key);
+    if (!path.is_servable()) return std::nullopt;
+    if (header_->generation.load(kAcquire) != generation) return std::nullopt;  // invalidated meanwhile
+    return TableHit{path, slot, generation, produced_ms};
+  }
+  return std::nullopt;
+}
+
+TableKey PathTableReader::key_for(const core::Gid& dgid, const core::Gid* sgid, const core::Pkey* pkey) const {
+  TableKey key = TableKey::of(sgid ? *sgid : core::Gid{}, dgid,
+                              pkey ? *pkey : core::Pkey{static_cast<std::uint16_t>(header_->default_pkey.load(kAcquire))});
+  if (!sgid) {
+    key.sgid[0] = header_->local_gid[0].load(kAcquire);
+    key.sgid[1] = header_->local_gid[1].load(kAcquire);
+  }
+  return key;
+}
+
+}  // namespace ibat::shm

@@ -1,0 +1,44 @@
+// PathTableReader: looks paths up in a shared path table it may only read (libibat). open() checks
+// the header (magic, version, sizes, slot count, bounds) before anything else is trusted; every
+// lookup stays within the slots that header allows, whatever the bytes hold, never waits for the
+// writer, and answers only a consistent, servable record of the current generation (so never DLID 0).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "shm/path_table_layout.h"
+
+namespace ibat::shm {
+
+struct TableHit {
+  core::PathRecord path;
+  std::uint32_t slot = 0;           // where it was found, for the hit report
+  std::uint64_t generation = 0;     // the table generation it belongs to
+  std::uint64_t produced_ms = 0;    // CLOCK_MONOTONIC ms when the SA produced the path
+};
+
+class PathTableReader {
+ public:
+  // A reader of the table in [memory, memory + size), or nullopt with `error` saying what is wrong.
+  static std::optional<PathTableReader> open(const void* memory, std::size_t size, std::string& error);
+
+  // The published path of `key`, or nullopt (absent, being rewritten, invalidated, or not servable).
+  std::optional<TableHit> lookup(const TableKey& key) const;
+  // The key of a request: its own SGID / P_Key, else the ones the daemon publishes as defaults.
+  TableKey key_for(const core::Gid& dgid, const core::Gid* sgid, const core::Pkey* pkey) const;
+
+  std::uint32_t slot_count() const { return mask_ + 1; }
+
+ private:
+  PathTableReader(const TableHeader* header, const TableSlot* slots, std::uint32_t mask)
+      : header_(header), slots_(slots), mask_(mask) {}
+
+  const TableHeader* header_;
+  const TableSlot* slots_;
+  std::uint32_t mask_;
+};
+
+}  // namespace ibat::shm

@@ -1,0 +1,69 @@
+// The file that holds a shared path table: ibatd creates it (mode 0644, written only by ibatd,
+// swapped in atomically, the table it replaces invalidated first) and libibat maps it read-only
+// after checking it is a regular file owned by the daemon's uid and writable by nobody else.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "shm/path_table_reader.h"
+#include "shm/path_table_writer.h"
+
+namespace ibat::shm {
+
+// An mmap()ed region, unmapped on destruction.
+class Mapping {
+ public:
+  Mapping(void* address, std::size_t size) : address_(address), size_(size) {}
+  ~Mapping();
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  void* address() const { return address_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  void* address_;
+  std::size_t size_;
+};
+
+// The daemon's side: the writer over a freshly created table file.
+class TableFile {
+ public:
+  // Creates `path` holding an empty table of `slot_count` slots. A table already at `path` is
+  // invalidated first (its readers see nothing from then on). nullptr and `error` on failure.
+  static std::unique_ptr<TableFile> create(const std::string& path, std::uint32_t slot_count, std::string& error);
+  // Invalidates the table and removes the file.
+  ~TableFile();
+
+  PathTableWriter& writer() { return writer_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  TableFile(std::string path, std::unique_ptr<Mapping> mapping, std::uint32_t slot_count)
+      : path_(std::move(path)), mapping_(std::move(mapping)), writer_(mapping_->address(), slot_count) {}
+  std::string path_;
+  std::unique_ptr<Mapping> mapping_;
+  PathTableWriter writer_;
+};
+
+// The client's side: a read-only mapping and its reader.
+struct MappedTable {
+  std::unique_ptr<Mapping> mapping;
+  PathTableReader reader;
+};
+// Maps `path` read-only if it is a regular file owned by `owner`, not writable by group or others,
+// and holds a valid table header; nullopt and `error` otherwise.
+std::optional<MappedTable> open_table_file(const std::string& path, uid_t owner, std::string& error);
+
+// Where ibatd keeps the table of the native socket `socket` (and where libibat looks for it).
+inline std::string table_path_for_socket(const std::string& socket) { return socket + ".table"; }
+
+// The slot count of a table for a cache of `capacity` entries (load factor at most 1/2).
+std::uint32_t slots_for_capacity(std::uint32_t capacity);
+
+}  // namespace ibat::shm

@@ -1,0 +1,3 @@
+# libFuzzer target of libibat's shared path table reader against arbitrary table bytes.
+# Seeds in corpus/shm_table.
+ibat_add_fuzzer(shm_table ${CMAKE_CURRENT_LIST_DIR}/shm_table_fuzz.cpp ibat_shm)

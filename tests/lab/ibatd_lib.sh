@@ -1,0 +1,87 @@
+# Helpers for lab tests that run ibatd on lab nodes, shared by e2e_lib.sh and faults_lib.sh: the
+# binaries, one folder for the daemons' configs, sockets, snapshots and logs, a test config, and
+# starting, probing and stopping daemons. Source it after lab_lib.sh with DAEMON_KIND (e2e, faults)
+# and the config parts (CONFIG_POLICY_DEFAULTS, CONFIG_TABLES; see write_config) set.
+# The folder, $DAEMON_DIR, is /tmp/ibat-$DAEMON_KIND.XXXXXX; it is removed at exit unless
+# KEEP_<KIND>_DIR=1 (KEEP_E2E_DIR, KEEP_FAULTS_DIR). Binaries: IBATD and IBAT_CLI (ctest passes
+# CMake target paths), else from $IBAT_BIN_DIR, else build/bin.
+BIN=${IBAT_BIN_DIR:-$LAB_TEST_DIR/../../build/bin}
+IBATD=${IBATD:-$BIN/ibatd}
+IBAT_CLI=${IBAT_CLI:-$BIN/ibat}
+[[ -x $IBATD ]] || fail "ibatd not built at $IBATD (build target ibatd)"
+[[ -x $IBAT_CLI ]] || fail "ibat not built at $IBAT_CLI (build target ibat_cli)"
+
+DAEMON_DIR=$(mktemp -d "/tmp/ibat-$DAEMON_KIND.XXXXXX")
+declare -A DAEMON_PID
+# daemons_cleanup (the EXIT trap): kills the daemons still running, takes the fabrics down and
+# removes $DAEMON_DIR
+daemons_cleanup() {
+  local tag keep=KEEP_${DAEMON_KIND^^}_DIR
+  for tag in "${!DAEMON_PID[@]}"; do kill -KILL "${DAEMON_PID[$tag]}" 2>/dev/null || true; done
+  cleanup_fabrics
+  if [[ ${!keep:-0} == 1 ]]; then echo "kept $DAEMON_DIR" >&2; else rm -rf "$DAEMON_DIR"; fi
+}
+trap daemons_cleanup EXIT
+
+# write_config FILE [TOML LINES of [policy]...]: log_level info, the given [policy] lines, then
+# the lines of $CONFIG_POLICY_DEFAULTS (array) whose key was not given (TOML forbids duplicate
+# keys, so given lines override them), then $CONFIG_TABLES (the [fabric] and [snapshot] tables).
+write_config() {
+  local file=$1; shift
+  {
+    echo 'log_level = "info"'
+    echo '[policy]'
+    printf '%s\n' "$@" "${CONFIG_POLICY_DEFAULTS[@]}"
+  } | awk -F' *= *' '!seen[$1]++' >"$file"
+  printf '%s\n' "$CONFIG_TABLES" >>"$file"
+}
+
+# start_ibatd NAME NODE TAG [ARGS...]: ibatd on NODE with socket $DAEMON_DIR/TAG.sock, snapshot
+# TAG.cache and stderr in TAG.err, ARGS added; returns once the socket exists. Unless ARGS hold a
+# --config, the config is TAG.toml (write_config'd unless it exists).
+start_ibatd() {
+  local name=$1 node=$2 tag=$3; shift 3
+  local config=(--config "$DAEMON_DIR/$tag.toml") arg
+  for arg in "$@"; do [[ $arg != --config ]] || config=(); done
+  if ((${#config[@]})) && [[ ! -f ${config[1]} ]]; then write_config "${config[1]}"; fi
+  rm -f "$DAEMON_DIR/$tag.sock"
+  (cd "$DAEMON_DIR" && exec "$LAB" run --name "$name" --node "$node" -- "$IBATD" "${config[@]}" \
+     --socket "$DAEMON_DIR/$tag.sock" --cache-file "$DAEMON_DIR/$tag.cache" "$@" \
+     2>>"$DAEMON_DIR/$tag.err" >/dev/null) &
+  DAEMON_PID[$tag]=$!
+  local deadline=$((SECONDS + 20))
+  until [[ -S $DAEMON_DIR/$tag.sock ]]; do
+    kill -0 "${DAEMON_PID[$tag]}" 2>/dev/null || fail "ibatd $tag exited at start: $(tail -5 "$DAEMON_DIR/$tag.err")"
+    ((SECONDS < deadline)) || fail "ibatd $tag: no socket after 20 s"
+    sleep 0.1
+  done
+}
+
+# stop_ibatd TAG: SIGTERM, then the daemon's exit code in $DAEMON_EXIT
+stop_ibatd() {
+  DAEMON_EXIT=0
+  kill -TERM "${DAEMON_PID[$1]}"
+  wait "${DAEMON_PID[$1]}" || DAEMON_EXIT=$?
+  unset "DAEMON_PID[$1]"
+}
+
+# kill_ibatd TAG: SIGKILL (no snapshot write, no cleanup)
+kill_ibatd() {
+  kill -KILL "${DAEMON_PID[$1]}"
+  wait "${DAEMON_PID[$1]}" 2>/dev/null || true
+  unset "DAEMON_PID[$1]"
+}
+
+sock() { echo "$DAEMON_DIR/$1.sock"; }
+# cli TAG ARGS...: the ibat CLI against daemon TAG
+cli() { local tag=$1; shift; "$IBAT_CLI" --socket "$(sock "$tag")" "$@"; }
+
+# wait_resolving TAG GID: until a resolve of GID through daemon TAG succeeds (local port known,
+# SA answering)
+wait_resolving() {
+  local deadline=$((SECONDS + 30))
+  until cli "$1" resolve --dgid "$2" --timeout 2000 >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || fail "ibatd $1 does not resolve $2 within 30 s: $(tail -5 "$DAEMON_DIR/$1.err")"
+    sleep 0.2
+  done
+}

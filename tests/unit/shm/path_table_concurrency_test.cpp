@@ -1,0 +1,106 @@
+// The shared path table under concurrency (run under ThreadSanitizer by the `tsan` preset): one
+// writer thread publishes, replaces, removes and clears while reader threads look up. Every answer
+// must be a record the writer really wrote for that key (all fields match the version it names),
+// no older than a removal or clear that finished before the lookup began, and no newer than the
+// writer has published.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "shm/path_table_reader.h"
+#include "shm/path_table_writer.h"
+#include "table_test_support.h"
+
+namespace ibat::shm {
+namespace {
+
+using test::key_of;
+using test::path_of;
+
+constexpr std::uint32_t kKeys = 48;
+constexpr std::uint32_t kSlots = 64;  // dense: long probe chains, many reused slots
+constexpr int kWriterOps = 60'000;
+constexpr int kReaders = 2;
+
+struct Shared {
+  std::atomic<std::uint64_t> published[kKeys]{};  // highest version published per key
+  std::atomic<std::uint64_t> floor[kKeys]{};      // versions <= this were removed or cleared
+  std::atomic<bool> done{false};
+};
+
+// Checks one lookup; returns whether it hit. `floor_before` was loaded before the lookup began.
+bool check_lookup(const PathTableReader& reader, const Shared& shared, std::uint32_t n, std::uint64_t floor_before) {
+  auto hit = reader.lookup(key_of(n));
+  if (!hit) return false;
+  const std::uint64_t version = hit->path.service_id >> 20;
+  EXPECT_EQ(hit->path.service_id & 0xFFFFF, n);
+  EXPECT_EQ(hit->path, path_of(n, version)) << "torn or invented record for key " << n;
+  EXPECT_GT(version, floor_before) << "served after its removal or clear";
+  EXPECT_LE(version, shared.published[n].load(std::memory_order_acquire)) << "never published";
+  EXPECT_NE(hit->path.dlid.value, 0);
+  return true;
+}
+
+TEST(PathTableConcurrency, ReadersSeeOnlyRecordsTheWriterWrote) {
+  auto memory = test::table_memory(kSlots);
+  PathTableWriter writer(memory.data(), kSlots);
+  std::string error;
+  auto reader = PathTableReader::open(memory.data(), table_bytes(kSlots), error);
+  ASSERT_TRUE(reader) << error;
+  Shared shared;
+
+  std::thread writer_thread([&] {
+    std::minstd_rand rng(12);
+    std::uint64_t version = 0;
+    for (int op = 0; op < kWriterOps; ++op) {
+      const std::uint32_t n = static_cast<std::uint32_t>(rng() % kKeys);
+      const auto what = rng() % 100;
+      if (what < 80) {
+        ++version;
+        shared.published[n].store(version, std::memory_order_release);
+        writer.publish(key_of(n), path_of(n, version), version);
+      } else if (what < 99) {
+        writer.remove(key_of(n));
+        shared.floor[n].store(version, std::memory_order_release);
+      } else {
+        writer.clear();
+        for (auto& f : shared.floor) f.store(version, std::memory_order_release);
+      }
+    }
+    shared.done.store(true, std::memory_order_release);
+  });
+
+  std::atomic<std::uint64_t> hits{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < kReaders; ++r) {
+    readers.emplace_back([&, r] {
+      std::uint32_t n = static_cast<std::uint32_t>(r);
+      std::uint64_t local = 0;
+      while (!shared.done.load(std::memory_order_acquire)) {
+        n = (n + 7) % kKeys;
+        const std::uint64_t floor_before = shared.floor[n].load(std::memory_order_acquire);
+        local += check_lookup(*reader, shared, n, floor_before);
+      }
+      hits += local;
+    });
+  }
+  writer_thread.join();
+  for (auto& t : readers) t.join();
+
+  // Quiescent: exactly what the writer holds is found, at its last version.
+  std::uint32_t found = 0;
+  for (std::uint32_t n = 0; n < kKeys; ++n) {
+    auto hit = reader->lookup(key_of(n));
+    ASSERT_EQ(hit.has_value(), writer.contains(key_of(n))) << n;
+    if (!hit) continue;
+    ++found;
+    EXPECT_EQ(hit->path, path_of(n, shared.published[n].load()));
+  }
+  EXPECT_EQ(found, writer.size());
+  RecordProperty("concurrent_hits", std::to_string(hits.load()));
+}
+
+}  // namespace
+}  // namespace ibat::shm
