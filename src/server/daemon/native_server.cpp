@@ -164,7 +164,7 @@ class NativeConnection : public Connection {
     if (!decoded) return fail(Status::malformed, id, decoded.error());
     if (!authorized(Op::neigh_add, id)) return;
     const auto& n = decoded.value();
-    if (n.hw.gid().is_zero()) return protocol::append_empty_reply(out_, id, Op::neigh_add, Status::invalid);
+    if (n.hw.gid().is_zero()) return reply_empty(id, Op::neigh_add, Status::invalid);
     resolver().on_neighbour(n.ip, n.hw, n.slid);
     reply_empty(id, Op::neigh_add, Status::ok);
     server_.publish(event_json("neighbour", {{"action", "add"}, {"ip", n.ip.to_string()},
