@@ -120,7 +120,14 @@ const std::map<std::string, Metric>& metric_catalog() {
       {"server.protocol_errors", {"ibat_protocol_errors_total", "counter", "Connections closed for a malformed frame."}},
       {"server.slow_clients", {"ibat_slow_clients_total", "counter", "Connections closed because their unread replies overflowed."}},
       {"server.denied", {"ibat_denied_requests_total", "counter", "Privileged requests refused."}},
+      {"server.connections_refused", {"ibat_connections_refused_total", "counter", "Native protocol connections closed at once: max_connections were open."}},
       {"server.acm_requests", {"ibat_acm_requests_total", "counter", "Requests on the ACM socket."}},
+      {"server.acm_connections", {"ibat_acm_connections_open", "gauge", "ACM protocol connections open."}},
+      {"server.acm_connections_total", {"ibat_acm_connections_accepted_total", "counter", "ACM protocol connections accepted."}},
+      {"server.acm_connections_refused", {"ibat_acm_connections_refused_total", "counter", "ACM protocol connections closed at once: max_connections were open."}},
+      {"server.acm_slow_clients", {"ibat_acm_slow_clients_total", "counter", "ACM connections closed because their unread replies overflowed."}},
+      {"server.acm_errors", {"ibat_acm_errors_total", "counter", "ACM requests answered with an error status."}},
+      {"server.acm_protocol_errors", {"ibat_acm_protocol_errors_total", "counter", "ACM connections closed for a broken message."}},
   };
   return catalog;
 }

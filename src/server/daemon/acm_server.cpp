@@ -56,6 +56,7 @@ class AcmConnection : public Connection {
       acm::Framing f = acm::frame(in_);
       if (f.kind == acm::Framing::Kind::need_more) break;
       if (f.kind == acm::Framing::Kind::invalid) {
+        ++server_.counters_.acm_protocol_errors;
         spdlog::info("acm: closing a connection: {}", f.error);
         abort();
         return;
@@ -68,16 +69,23 @@ class AcmConnection : public Connection {
 
   void on_close() override { cancel_outstanding(); }
 
+  // A header-only response carrying an error status.
+  void answer_error(acm::Opcode opcode, const acm::Tid& tid, acm::Status status) {
+    ++server_.counters_.acm_errors;
+    send(acm::encode_status_response(opcode, tid, status));
+  }
+
   void handle(std::span<const std::uint8_t> message) {
     ++server_.counters_.acm_requests;
     auto decoded = acm::decode_request(message);
     if (auto* error = std::get_if<acm::RequestError>(&decoded)) {
       if (error->fatal) {
+        ++server_.counters_.acm_protocol_errors;
         spdlog::info("acm: closing a connection: {}", error->message);
         abort();
         return;
       }
-      send(acm::encode_status_response(error->opcode, error->tid, error->status));
+      answer_error(error->opcode, error->tid, error->status);
       return;
     }
     std::visit([this](const auto& request) { serve(request); }, std::get<acm::Request>(decoded));
@@ -90,7 +98,7 @@ class AcmConnection : public Connection {
     } else if (r.path.dlid.is_valid_unicast()) {
       request.target = r.path.dlid;
     } else {
-      send(acm::encode_status_response(acm::Opcode::resolve, r.tid, acm::Status::edestaddr));
+      answer_error(acm::Opcode::resolve, r.tid, acm::Status::edestaddr);
       return;
     }
     if (!r.path.sgid.is_zero()) request.sgid = r.path.sgid;
@@ -103,7 +111,7 @@ class AcmConnection : public Connection {
   void serve(const acm::ResolveAddressRequest& r) {
     const auto* ip = std::get_if<core::IpAddr>(&r.dest.address);
     if (ip == nullptr) {  // names are not resolved: ibat has no name service
-      send(acm::encode_status_response(acm::Opcode::resolve, r.tid, acm::Status::edesttype));
+      answer_error(acm::Opcode::resolve, r.tid, acm::Status::edesttype);
       return;
     }
     ++server_.address_lookups_;
@@ -113,9 +121,13 @@ class AcmConnection : public Connection {
     resolve(r.tid, request);
   }
 
+  // As ibacm: an index >= 1 names an endpoint (the one here is 1), else a source address names the
+  // endpoint owning it (the addresses EP_QUERY lists); no such endpoint: ESRCADDR. Index 0 without
+  // a source: the whole service. The one endpoint's counters are the service's.
   void serve(const acm::PerfQueryRequest& r) {
-    if (r.ep_index > 1) {
-      send(acm::encode_status_response(acm::Opcode::perf_query, r.tid, acm::Status::einval));
+    bool known = r.ep_index >= 1 ? r.ep_index == 1 : !r.source || owned_by_the_endpoint(*r.source);
+    if (!known) {
+      answer_error(acm::Opcode::perf_query, r.tid, acm::Status::esrcaddr);
       return;
     }
     core::Stats s = server_.resolver_.stats();
@@ -135,8 +147,8 @@ class AcmConnection : public Connection {
 
   void serve(const acm::EpQueryRequest& r) {
     core::LocalPort port = server_.hooks_.local_port ? server_.hooks_.local_port() : core::LocalPort{};
-    if (r.ep_index != 1) {  // one endpoint: the local port
-      send(acm::encode_status_response(acm::Opcode::ep_query, r.tid, acm::Status::einval));
+    if (r.ep_index != 1 || r.port > 1) {  // one endpoint, on port 1 (port 0: any port), as ibacm
+      answer_error(acm::Opcode::ep_query, r.tid, acm::Status::einval);
       return;
     }
     acm::EpQueryResponse response;
@@ -150,9 +162,14 @@ class AcmConnection : public Connection {
     send(acm::encode(response));
   }
 
+  static bool owned_by_the_endpoint(const acm::EpAddr& address) {
+    const auto* name = std::get_if<std::string>(&address.address);
+    return name != nullptr && !name->empty() && *name == host_name();
+  }
+
   void resolve(const acm::Tid& tid, const core::ResolveRequest& request) {
     if (outstanding_.size() >= kMaxAcmOutstanding) {
-      send(acm::encode_status_response(acm::Opcode::resolve, tid, acm::Status::enomem));
+      answer_error(acm::Opcode::resolve, tid, acm::Status::enomem);
       return;
     }
     std::uint64_t key = next_key_++;
@@ -170,6 +187,7 @@ class AcmConnection : public Connection {
     acm::ResolveResponse response;
     response.tid = tid;
     response.status = acm_status(result.error);
+    if (response.status != acm::Status::success) ++server_.counters_.acm_errors;
     if (result.error == core::Error::ok) response.path = result.path;
     if (send(acm::encode(response))) flush();
   }

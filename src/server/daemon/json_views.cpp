@@ -64,7 +64,9 @@ json stats_json(const core::Stats& s, const fabric::FabricStats& f, const Server
         {"acm_connections_total", server.acm.connections_total},
         {"acm_connections_refused", server.acm.refused},
         {"acm_slow_clients", server.acm.slow_clients},
-        {"acm_requests", server.acm_requests}}},
+        {"acm_requests", server.acm_requests},
+        {"acm_errors", server.acm_errors},
+        {"acm_protocol_errors", server.acm_protocol_errors}}},
   };
 }
 

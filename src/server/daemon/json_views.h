@@ -31,6 +31,8 @@ struct ServerCounters {
   std::uint64_t denied = 0;           // privileged requests refused
   std::uint64_t acm_requests = 0;
   std::uint64_t table_hits = 0;          // resolves clients answered from the shared table (reported)
+  std::uint64_t acm_errors = 0;           // ACM requests answered with a status other than success
+  std::uint64_t acm_protocol_errors = 0;  // ACM connections closed for a broken message
 };
 
 // Core counters at the top level (resolves, cache_hits, ..., failures as {reason: n, total: n}),

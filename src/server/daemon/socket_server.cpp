@@ -2,6 +2,8 @@
 // queue with its cap, writes, drain and close.
 #include "server/daemon/socket_server.h"
 
+#include <cerrno>
+
 #include <asio/post.hpp>
 #include <asio/write.hpp>
 #include <spdlog/spdlog.h>
@@ -11,6 +13,18 @@
 namespace ibat::server {
 
 using asio::local::stream_protocol;
+
+namespace {
+
+// How long accepting stays paused when no connection of this socket closes meanwhile (the
+// descriptors may be held elsewhere in the process).
+constexpr std::chrono::seconds kAcceptRetry{1};
+
+bool out_of_descriptors(const asio::error_code& ec) {
+  return ec.category() == asio::system_category() && (ec.value() == EMFILE || ec.value() == ENFILE);
+}
+
+}  // namespace
 
 Connection::Connection(SocketServer& server, stream_protocol::socket socket, StreamStyle style)
     : server_(server),
@@ -107,7 +121,8 @@ SocketServer::SocketServer(asio::io_context& loop, std::string name, SocketCount
       name_(std::move(name)),
       counters_(counters),
       make_(std::move(make)),
-      after_input_(std::move(after_input)) {}
+      after_input_(std::move(after_input)),
+      resume_timer_(loop) {}
 
 SocketServer::~SocketServer() { abort_all(); }
 
@@ -121,6 +136,11 @@ void SocketServer::listen(const std::string& path, std::uint32_t mode, const Soc
 void SocketServer::accept() {
   acceptor_->async_accept([this](asio::error_code ec, stream_protocol::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_ || !acceptor_->is_open()) return;
+    if (out_of_descriptors(ec)) return pause_accepting(ec);  // accepting again would fail at once
+    if (!ec && out_of_descriptors_) {
+      out_of_descriptors_ = false;
+      spdlog::info("{}: accepting connections again", name_);
+    }
     if (ec) {
       spdlog::warn("{}: accept failed: {}", name_, ec.message());
     } else if (connections_.size() >= limits_.max_connections) {
@@ -137,9 +157,30 @@ void SocketServer::accept() {
   });
 }
 
+void SocketServer::pause_accepting(const asio::error_code& ec) {
+  if (!out_of_descriptors_) {
+    out_of_descriptors_ = true;
+    spdlog::warn("{}: accept failed: {}; not accepting until a connection closes ({} open)", name_, ec.message(),
+                 connections_.size());
+  }
+  paused_ = true;
+  resume_timer_.expires_after(kAcceptRetry);
+  resume_timer_.async_wait([this](asio::error_code timer_ec) {
+    if (!timer_ec) resume_accepting();
+  });
+}
+
+void SocketServer::resume_accepting() {
+  if (!paused_ || !acceptor_) return;
+  paused_ = false;
+  resume_timer_.cancel();
+  accept();
+}
+
 void SocketServer::forget(Connection* connection) {
   connections_.erase(connection);
   counters_.connections = connections_.size();
+  resume_accepting();  // its descriptor is free again
   if (connections_.empty() && drained_) {
     auto done = std::move(drained_);
     drained_ = nullptr;
@@ -155,6 +196,8 @@ std::vector<std::shared_ptr<Connection>> SocketServer::connections() const {
 }
 
 void SocketServer::stop_accepting() {
+  resume_timer_.cancel();
+  paused_ = false;
   if (!acceptor_) return;
   asio::error_code ignored;
   acceptor_->close(ignored);

@@ -1,5 +1,5 @@
-// The Unix-socket server skeleton that ibatd's native and ACM endpoints share: accepting, peer
-// credentials, max_connections, the connection
+// The Unix-socket server skeleton that ibatd's native and ACM endpoints share: accepting (paused
+// while the process is out of file descriptors), peer credentials, max_connections, the connection
 // table, one bounded reply queue per connection, flush, drain and close, and the counters of each.
 // A protocol subclasses Connection and turns received bytes into replies (on_bytes -> send);
 // the limits are in docs/security.md §4.
@@ -18,6 +18,7 @@
 
 #include <asio/io_context.hpp>
 #include <asio/local/stream_protocol.hpp>
+#include <asio/steady_timer.hpp>
 
 #include "server/daemon/json_views.h"
 #include "server/daemon/peer_credentials.h"
@@ -122,6 +123,8 @@ class SocketServer {
  private:
   friend class Connection;
   void accept();
+  void pause_accepting(const asio::error_code& ec);
+  void resume_accepting();
   void stop_accepting();
   void forget(Connection* connection);
 
@@ -133,6 +136,10 @@ class SocketServer {
   SocketLimits limits_;
   std::string path_;
   std::optional<asio::local::stream_protocol::acceptor> acceptor_;
+  // Out of descriptors: no accept is armed until a connection closes (or the timer retries).
+  asio::steady_timer resume_timer_;
+  bool paused_ = false;
+  bool out_of_descriptors_ = false;  // since the last successful accept: log once per episode
   std::unordered_map<Connection*, std::shared_ptr<Connection>> connections_;
   std::function<void()> drained_;
 };

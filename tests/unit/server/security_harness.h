@@ -1,5 +1,5 @@
 // Shared pieces of the security tests (tests/unit/server/security_*_test.cpp): ibatd's Service on
-// a loop thread with a fake SA, a blocking native-protocol client, and connect_as(), which opens a
+// a loop thread with a fake SA (clients: test_client.h), and connect_as(), which opens a
 // connection whose SO_PEERCRED/SO_PEERGROUPS are another user's (a forked child drops to that
 // uid/gid/groups, connects, and hands the connected fd back over SCM_RIGHTS).
 #pragma once
@@ -21,6 +21,7 @@
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -28,6 +29,7 @@
 
 #include "server/daemon/service.h"
 #include "server_test_support.h"
+#include "test_client.h"
 #include "protocol/frame_splitter.h"
 #include "protocol/messages.h"
 
@@ -35,113 +37,11 @@ namespace ibat::server::security_test {
 
 using namespace std::chrono_literals;
 
+using test_support::Client;
 using test_support::FakeSa;
 using test_support::Frame;
 using test_support::gid;
 using test_support::kLocalGid;
-
-// A blocking native-protocol client on a connected fd.
-class Client {
- public:
-  explicit Client(int fd) : fd_(fd) {}
-  explicit Client(const std::string& path) : fd_(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) close();
-  }
-  ~Client() { close(); }
-  Client(const Client&) = delete;
-  Client& operator=(const Client&) = delete;
-
-  bool connected() const { return fd_ >= 0; }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  // False when the daemon is gone (closed or reset) before everything was sent.
-  bool send(const std::vector<std::uint8_t>& bytes) {
-    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
-  }
-  void resolve(std::uint32_t id, const core::Gid& dgid, bool cache_only = false) {
-    core::ResolveRequest r;
-    r.target = dgid;
-    r.cache_only = cache_only;
-    std::vector<std::uint8_t> out;
-    protocol::append_resolve_request(out, id, r);
-    ASSERT_TRUE(send(out));
-  }
-  void request(protocol::Op op, std::uint32_t id) {
-    std::vector<std::uint8_t> out;
-    protocol::append_empty_request(out, id, op);
-    ASSERT_TRUE(send(out));
-  }
-  // The next frame; nullopt on EOF, reset or timeout.
-  std::optional<Frame> next(std::chrono::milliseconds timeout = 5s) {
-    while (frames_.empty()) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return std::nullopt;
-      std::array<std::uint8_t, 65536> buf{};
-      ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
-      if (n <= 0) {
-        eof_ = true;
-        return std::nullopt;
-      }
-      auto error = splitter_.feed(std::span<const std::uint8_t>(buf.data(), static_cast<std::size_t>(n)),
-                                  [&](const protocol::FrameHeader& h, std::span<const std::uint8_t> payload) {
-                                    frames_.push_back(Frame{h, {payload.begin(), payload.end()}});
-                                  });
-      EXPECT_FALSE(error) << "daemon sent a bad frame";
-    }
-    Frame f = frames_.front();
-    frames_.erase(frames_.begin());
-    return f;
-  }
-  // The status of the next frame, which must answer `id`.
-  std::optional<protocol::Status> status_of(std::uint32_t id) {
-    auto f = next();
-    if (!f) return std::nullopt;
-    EXPECT_EQ(f->header.id, id);
-    return f->header.status;
-  }
-  // The whole body of a (possibly chunked) reply to `id`; empty on failure.
-  std::string body(std::uint32_t id) {
-    std::string out;
-    while (auto f = next()) {
-      if (f->header.id != id) continue;
-      out.append(f->payload.begin(), f->payload.end());
-      if (!f->header.more()) return out;
-    }
-    ADD_FAILURE() << "no complete reply to " << id;
-    return {};
-  }
-  // Exactly `n` raw bytes (for protocols other than the native one); fewer on EOF or timeout.
-  std::vector<std::uint8_t> read_bytes(std::size_t n, std::chrono::milliseconds timeout = 5s) {
-    std::vector<std::uint8_t> out(n);
-    std::size_t have = 0;
-    while (have < n) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) break;
-      ssize_t got = ::recv(fd_, out.data() + have, n - have, 0);
-      if (got <= 0) break;
-      have += static_cast<std::size_t>(got);
-    }
-    out.resize(have);
-    return out;
-  }
-  // True once the daemon has closed the connection (frames still queued are skipped).
-  bool closed_by_peer() {
-    while (next()) {
-    }
-    return eof_;
-  }
-
- private:
-  int fd_ = -1;
-  bool eof_ = false;
-  protocol::FrameSplitter splitter_;
-  std::vector<Frame> frames_;
-};
 
 // The peak resident set of this process (VmHWM), in KiB; the daemon under test runs in it.
 inline long peak_rss_kib() {
@@ -154,6 +54,14 @@ inline long peak_rss_kib() {
   }
   std::fclose(status);
   return kib;
+}
+
+// CPU time (user + system) this process has used, in seconds.
+inline double process_cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 // Who a connect_as() child becomes before it connects.
@@ -299,13 +207,14 @@ class DaemonTest : public ::testing::Test {
   struct ServerStats {
     std::uint64_t connections, connections_total, connections_refused, protocol_errors, slow_clients, denied;
     std::uint64_t acm_connections, acm_connections_total, acm_connections_refused, acm_slow_clients;
+    std::uint64_t acm_errors, acm_protocol_errors;
   };
   ServerStats server_counters() {
     nlohmann::json s = nlohmann::json::parse(on_loop([this] { return service_->stats_json(); }))["server"];
     return ServerStats{s["connections"],     s["connections_total"],     s["connections_refused"],
                        s["protocol_errors"], s["slow_clients"],          s["denied"],
                        s["acm_connections"], s["acm_connections_total"], s["acm_connections_refused"],
-                       s["acm_slow_clients"]};
+                       s["acm_slow_clients"], s["acm_errors"],           s["acm_protocol_errors"]};
   }
 
   std::filesystem::path dir_;

@@ -3,6 +3,11 @@
 // global pending budget bounds the daemon (and is shared: the documented gap); a client that does
 // not read its replies is cut off; connections beyond max_connections are closed at once (on
 // each socket, and counted); an ACM client past its in-flight cap gets ENOMEM answers.
+#include <sys/resource.h>
+
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
+
 #include "security_harness.h"
 #include "server/acm/acm_messages.h"
 #include "server/acm/path_record_wire.h"
@@ -159,6 +164,96 @@ TEST_F(Limits, ConnectionsBeyondMaxConnectionsAreClosedAtOnce) {
   EXPECT_FALSE(clients.back()->body(8).empty());
 }
 
+// Counts the daemon's log lines that contain `needle`, and lets a test wait for the first.
+class CountingSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit CountingSink(std::string needle) : needle_(std::move(needle)) {}
+  std::size_t count() {
+    std::lock_guard lock(mutex_);
+    return count_;
+  }
+  bool wait_first() {
+    std::unique_lock lock(mutex_);
+    return seen_.wait_for(lock, 5s, [this] { return count_ > 0; });
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {  // called with mutex_ held
+    if (std::string_view(msg.payload.data(), msg.payload.size()).find(needle_) == std::string_view::npos) return;
+    ++count_;
+    seen_.notify_all();
+  }
+  void flush_() override {}
+
+ private:
+  std::string needle_;
+  std::condition_variable seen_;
+  std::size_t count_ = 0;
+};
+
+// Out of file descriptors, accept() fails at once for every connection still in the backlog: the
+// daemon must pause accepting (one log line per episode, no busy loop) and resume when a
+// connection closes. The test process is the daemon: its descriptor limit is lowered so that the
+// test's own clients exhaust it.
+TEST_F(Limits, OutOfDescriptorsAcceptingPausesAndResumesWhenAConnectionCloses) {
+  start();
+  auto sink = std::make_shared<CountingSink>("Too many open files");
+  // The daemon logs on its loop thread: swap its logger there.
+  auto previous = on_loop([&] {
+    auto p = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
+    return p;
+  });
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  std::size_t open_fds = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++open_fds;
+  rlimit lowered = saved;
+  lowered.rlim_cur = open_fds + 40;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &lowered), 0);
+
+  // Each accepted connection costs two descriptors (ours and the daemon's): connect until socket()
+  // fails here, then connect one more from a socket made beforehand: it waits in the backlog and
+  // the daemon, with no descriptor left, cannot accept it. (No gtest assertion runs while the
+  // process is out of descriptors: checking and reporting need some.)
+  const int spare = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(spare, 0);
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 100; ++i) {
+    auto c = std::make_unique<Client>(config_.server.socket);
+    if (!c->connected()) break;
+    clients.push_back(std::move(c));
+  }
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", config_.server.socket.c_str());
+  const bool spare_connected = ::connect(spare, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  Client waiting(spare);
+  const bool ran_out = sink->wait_first();
+  const double cpu_before = process_cpu_seconds();
+  // A measurement window, not a synchronisation: a spinning accept loop logs per attempt.
+  std::this_thread::sleep_for(300ms);
+  const std::size_t lines = sink->count();
+  const double cpu = process_cpu_seconds() - cpu_before;
+
+  // Closing connections frees descriptors: the daemon accepts the waiting one and serves it. (The
+  // limit goes back up at once: the sanitizers need descriptors to report anything.)
+  const std::size_t connected = clients.size();
+  for (std::size_t i = 0; i < 4 && i < clients.size(); ++i) clients[i].reset();
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+  ASSERT_GE(connected, 4u);
+  ASSERT_TRUE(spare_connected);
+  ASSERT_TRUE(ran_out) << "the daemon never ran out of descriptors";
+  EXPECT_LE(lines, 1u) << "log lines about one out-of-descriptors episode";
+  EXPECT_LT(cpu, 0.25) << "CPU seconds in a 0.3 s window while paused";
+  waiting.request(Op::stats, 1);
+  EXPECT_FALSE(waiting.body(1).empty());
+  Client late(config_.server.socket);
+  late.request(Op::stats, 2);
+  EXPECT_FALSE(late.body(2).empty());
+  on_loop([&] { spdlog::set_default_logger(previous); });
+}
+
 // An ACM RESOLVE by DGID: a 16-byte header (RESOLVE length in host order) and one 72-byte
 // acm_ep_addr_data entry (flags and type in host order, then the ibv_path_record).
 std::vector<std::uint8_t> acm_resolve_by_dgid(std::uint64_t tid, const core::Gid& dgid) {
@@ -246,6 +341,26 @@ TEST_F(Limits, AcmClientThatDoesNotReadItsRepliesIsCutOff) {
 
   Client other(config_.server.acm_socket);
   EXPECT_EQ(acm_perf_status(other, 1), 0u);
+}
+
+TEST_F(Limits, AcmErrorsAndBrokenMessagesAreCounted) {
+  config_.server.acm_socket = (dir_ / "acm.sock").string();
+  start();
+  Client c(config_.server.acm_socket);
+  ASSERT_TRUE(c.send(acm_resolve_by_dgid(1, core::Gid{})));  // no destination: EDESTADDR
+  std::vector<std::uint8_t> answer = c.read_bytes(16);
+  ASSERT_EQ(answer.size(), 16u);
+  EXPECT_EQ(answer[2], static_cast<std::uint8_t>(acm::Status::edestaddr));
+  EXPECT_EQ(acm_perf_status(c, 2), 0u);  // a success is not an error
+  EXPECT_EQ(server_counters().acm_errors, 1u);
+  EXPECT_EQ(server_counters().acm_protocol_errors, 0u);
+
+  std::vector<std::uint8_t> bad_version = acm_perf_query(3);
+  bad_version[0] = 9;
+  ASSERT_TRUE(c.send(bad_version));
+  EXPECT_TRUE(c.read_bytes(1).empty()) << "the connection is closed without an answer";
+  EXPECT_EQ(server_counters().acm_protocol_errors, 1u);
+  EXPECT_EQ(server_counters().acm_errors, 1u);
 }
 
 TEST_F(Limits, AcmClientPastItsInFlightCapGetsEnomemAtOnce) {

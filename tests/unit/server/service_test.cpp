@@ -29,6 +29,7 @@
 
 #include "protocol/frame_splitter.h"
 #include "server_test_support.h"
+#include "test_client.h"
 #include "protocol/messages.h"
 #include "shm/table_file.h"
 
@@ -42,6 +43,7 @@ using protocol::Status;
 using test_support::gid;
 using test_support::kLocalGid;
 using test_support::FakeSa;
+using test_support::Client;
 using test_support::Frame;
 
 core::PathRecord path_to(const core::Gid& dgid, std::uint16_t dlid) {
@@ -56,84 +58,6 @@ core::PathRecord path_to(const core::Gid& dgid, std::uint16_t dlid) {
   p.numb_path = 1;
   return p;
 }
-
-// A blocking native-protocol client.
-class Client {
- public:
-  explicit Client(const std::string& path) {
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  }
-  ~Client() { close(); }
-  bool connected() const { return connected_; }
-  void close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  void send(const std::vector<std::uint8_t>& bytes) {
-    ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
-  }
-  void resolve(std::uint32_t id, const core::Gid& dgid, bool cache_only = false) {
-    core::ResolveRequest r;
-    r.target = dgid;
-    r.cache_only = cache_only;
-    std::vector<std::uint8_t> out;
-    protocol::append_resolve_request(out, id, r);
-    send(out);
-  }
-  void request(Op op, std::uint32_t id) {
-    std::vector<std::uint8_t> out;
-    protocol::append_empty_request(out, id, op);
-    send(out);
-  }
-  // The next frame, or nullopt on EOF / timeout.
-  std::optional<Frame> next(std::chrono::milliseconds timeout = 5s) {
-    while (frames_.empty()) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return std::nullopt;
-      std::array<std::uint8_t, 65536> buf{};
-      ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
-      if (n <= 0) {
-        eof_ = true;
-        return std::nullopt;
-      }
-      auto error = splitter_.feed(std::span<const std::uint8_t>(buf.data(), static_cast<std::size_t>(n)),
-                                  [&](const protocol::FrameHeader& h, std::span<const std::uint8_t> payload) {
-                                    frames_.push_back(Frame{h, {payload.begin(), payload.end()}});
-                                  });
-      EXPECT_FALSE(error) << "daemon sent a bad frame";
-    }
-    Frame f = frames_.front();
-    frames_.erase(frames_.begin());
-    return f;
-  }
-  // True when the daemon closes the connection (after any frames still queued).
-  bool closed_by_peer() {
-    while (next(5s)) {
-    }
-    return eof_;
-  }
-  // The whole body of a (possibly chunked) reply.
-  std::string body(std::uint32_t id) {
-    std::string text;
-    while (auto f = next()) {
-      EXPECT_EQ(f->header.id, id);
-      text += f->text();
-      if (!f->header.more()) break;
-    }
-    return text;
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-  bool eof_ = false;
-  protocol::FrameSplitter splitter_;
-  std::vector<Frame> frames_;
-};
 
 class ServiceTest : public ::testing::Test {
  protected:
@@ -239,7 +163,7 @@ TEST_F(ServiceTest, MalformedFrameGetsAnErrorThenCloseAndOthersAreStillServed) {
   std::vector<std::uint8_t> frame;
   protocol::append_empty_request(frame, 7, Op::stats);
   frame[4] = 9;  // version
-  bad_version.send(frame);
+  ASSERT_TRUE(bad_version.send(frame));
   auto error = bad_version.next();
   ASSERT_TRUE(error);
   EXPECT_EQ(error->header.op, 0xFF);
@@ -250,7 +174,7 @@ TEST_F(ServiceTest, MalformedFrameGetsAnErrorThenCloseAndOthersAreStillServed) {
   std::vector<std::uint8_t> short_resolve;
   protocol::append_frame(short_resolve, protocol::FrameHeader{1, 1, Status::ok, 0, 5, 3},
                          std::vector<std::uint8_t>{1, 0, 0});
-  bad_payload.send(short_resolve);
+  ASSERT_TRUE(bad_payload.send(short_resolve));
   error = bad_payload.next();
   ASSERT_TRUE(error);
   EXPECT_EQ(error->header.op, 0xFF);
@@ -260,7 +184,7 @@ TEST_F(ServiceTest, MalformedFrameGetsAnErrorThenCloseAndOthersAreStillServed) {
   EXPECT_TRUE(bad_payload.closed_by_peer());
 
   Client huge(config_.server.socket);
-  huge.send({0xFF, 0xFF, 0xFF, 0xFF, 1, 1, 0, 0, 0, 0, 0, 1});
+  ASSERT_TRUE(huge.send({0xFF, 0xFF, 0xFF, 0xFF, 1, 1, 0, 0, 0, 0, 0, 1}));
   error = huge.next();
   ASSERT_TRUE(error);
   EXPECT_EQ(error->header.status, Status::malformed);
@@ -271,7 +195,7 @@ TEST_F(ServiceTest, MalformedFrameGetsAnErrorThenCloseAndOthersAreStillServed) {
     std::vector<std::uint8_t> half;
     protocol::append_empty_request(half, 1, Op::stats);
     half.resize(7);
-    truncated.send(half);
+    ASSERT_TRUE(truncated.send(half));
   }
 
   good.resolve(2, gid(0xA));
@@ -286,10 +210,13 @@ TEST_F(ServiceTest, UnknownOpIsUnsupportedButKeepsTheConnection) {
   Client c(config_.server.socket);
   std::vector<std::uint8_t> frame;
   protocol::append_frame(frame, protocol::FrameHeader{1, 0x42, Status::ok, 0, 3, 0}, {});
-  c.send(frame);
+  ASSERT_TRUE(c.send(frame));
   auto f = c.next();
   ASSERT_TRUE(f);
   EXPECT_EQ(f->header.status, Status::unsupported);
+  EXPECT_EQ(f->header.op, 0xFF);  // ERROR, with the id and a message (docs/protocol.md)
+  EXPECT_EQ(f->header.id, 3u);
+  EXPECT_EQ(f->text(), "unknown op 66");
   c.request(Op::stats, 4);
   EXPECT_FALSE(c.body(4).empty());
 }
@@ -353,7 +280,7 @@ TEST_F(ServiceTest, CancelAnswersTheTargetCancelled) {
   sink_.wait_query(0);
   std::vector<std::uint8_t> out;
   protocol::append_cancel(out, 2, protocol::CancelRequest{1});
-  c.send(out);
+  ASSERT_TRUE(c.send(out));
   auto cancelled = c.next();
   ASSERT_TRUE(cancelled);
   EXPECT_EQ(cancelled->header.id, 1u);
@@ -372,7 +299,7 @@ TEST_F(ServiceTest, PrivilegedOperationsFollowTheInjectedCheck) {
   std::vector<std::uint8_t> out;
   protocol::append_neigh_add(out, 1, add);
   protocol::append_flush(out, 2, protocol::FlushRequest{});
-  c.send(out);
+  ASSERT_TRUE(c.send(out));
   auto denied = c.next();
   ASSERT_TRUE(denied);
   EXPECT_EQ(denied->header.status, Status::denied);
@@ -384,7 +311,7 @@ TEST_F(ServiceTest, PrivilegedOperationsFollowTheInjectedCheck) {
   on_loop([&] { allow = true; });
   out.clear();
   protocol::append_neigh_add(out, 3, add);
-  c.send(out);
+  ASSERT_TRUE(c.send(out));
   auto ok = c.next();
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->header.status, Status::ok);
@@ -479,7 +406,7 @@ TEST_F(ServiceTest, NonRootPeerIsDeniedByItsCredentials) {
   EXPECT_EQ(WEXITSTATUS(status), static_cast<int>(Status::denied));
 
   Client root(config_.server.socket);  // this process is root: allowed
-  root.send(flush);
+  ASSERT_TRUE(root.send(flush));
   auto ok = root.next();
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->header.status, Status::ok);
