@@ -232,7 +232,7 @@ class NativeConnection : public Connection {
     auto decoded = protocol::decode_table_hits(payload);
     if (!decoded) return fail(Status::malformed, id, decoded.error());
     if (server_.hooks_.table_hits) server_.hooks_.table_hits(decoded.value());
-    protocol::append_empty_reply(out_, id, Op::table_hits, Status::ok);
+    reply_empty(id, Op::table_hits, Status::ok);
   }
 
   // Malformed input: cancel what was accepted, send one ERROR, close once it is written.
