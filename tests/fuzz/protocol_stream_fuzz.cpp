@@ -67,7 +67,6 @@ void check_request(Op op, std::span<const std::uint8_t> payload) {
         require_same(out, payload);
       }
       break;
-    case Op::neigh_list:
     case Op::paths:
       if (auto d = decode_paths_request(payload); d && !payload.empty()) {
         append_paths_request(out, 1, d.value());
