@@ -8,7 +8,8 @@ namespace ibat::server {
 
 using std::chrono::steady_clock;
 
-ResolverGate::ResolverGate(asio::io_context& loop, core::Resolver& resolver) : resolver_(resolver), timer_(loop) {}
+ResolverGate::ResolverGate(asio::io_context& loop, core::Resolver& resolver)
+    : resolver_(resolver), timer_(loop) {}
 
 core::RequestId ResolverGate::resolve(const core::ResolveRequest& request, core::Completion done) {
   core::RequestId id = resolver_.resolve(request, std::move(done));
@@ -52,7 +53,8 @@ void ResolverGate::on_broadcast_params(const core::BroadcastParams& params) {
   arm();
 }
 
-void ResolverGate::on_neighbour(const core::IpAddr& ip, const core::HwAddr& hw, std::optional<core::Lid> source_lid) {
+void ResolverGate::on_neighbour(const core::IpAddr& ip, const core::HwAddr& hw,
+                                std::optional<core::Lid> source_lid) {
   resolver_.on_neighbour(ip, hw, source_lid);
   arm();
 }

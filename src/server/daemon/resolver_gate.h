@@ -32,7 +32,8 @@ class ResolverGate {
   void on_gid_out_of_service(const core::Gid& gid);
   void on_gid_in_service(const core::Gid& gid);
   void on_broadcast_params(const core::BroadcastParams& params);
-  void on_neighbour(const core::IpAddr& ip, const core::HwAddr& hw, std::optional<core::Lid> source_lid = std::nullopt);
+  void on_neighbour(const core::IpAddr& ip, const core::HwAddr& hw,
+                    std::optional<core::Lid> source_lid = std::nullopt);
   bool on_neighbour_removed(const core::IpAddr& ip);
   std::size_t flush_all();
   std::size_t flush(const core::Gid& dgid, std::optional<core::Pkey> pkey = std::nullopt);

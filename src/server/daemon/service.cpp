@@ -125,10 +125,9 @@ void Service::start_local_sa() {
 void Service::start_kernel_neighbours() {
   if (!config_.linux_host.neighbours) return;
   kernel_neighbours_ = std::make_unique<kernel::NeighbourMonitor>(
-      loop_, kernel::NeighbourMirror::Sink{[this](const core::IpAddr& ip, const core::HwAddr& hw) {
-                                             gate_.on_neighbour(ip, hw);
-                                           },
-                                           [this](const core::IpAddr& ip) { gate_.on_neighbour_removed(ip); }});
+      loop_, kernel::NeighbourMirror::Sink{
+                 [this](const core::IpAddr& ip, const core::HwAddr& hw) { gate_.on_neighbour(ip, hw); },
+                 [this](const core::IpAddr& ip) { gate_.on_neighbour_removed(ip); }});
   if (!kernel_neighbours_->start()) kernel_neighbours_.reset();
 }
 

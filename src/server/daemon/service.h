@@ -1,6 +1,6 @@
 // Service: everything ibatd runs on its event loop, minus the fabric. It owns the Resolver (every
-// input, the fabric's events included, passes its ResolverGate, which keeps the tick timer armed), the native
-// and ACM socket servers, the periodic warm-cache snapshot, config reloads and the orderly shutdown.
+// input, the fabric's events included, passes its ResolverGate, which keeps the tick timer armed),
+// the native and ACM socket servers, the periodic warm-cache snapshot, config reloads and the orderly shutdown.
 // It takes any core::QuerySink, so tests run it with a fake SA and the daemon with a FabricPort
 // (made by a factory the Service hands its own fabric events to).
 #pragma once
