@@ -130,7 +130,7 @@ class AcmConnection : public Connection {
       answer_error(acm::Opcode::perf_query, r.tid, acm::Status::esrcaddr);
       return;
     }
-    core::Stats s = server_.resolver_.stats();
+    core::Stats s = server_.gate_.resolver().stats();
     acm::PerfQueryResponse response;
     response.tid = r.tid;
     response.counters.resize(acm::kCounterCount);
@@ -156,7 +156,7 @@ class AcmConnection : public Connection {
     response.ep.dev_guid = port.gid.interface_id();
     response.ep.port_num = 1;
     response.ep.phys_port_cnt = 1;
-    response.ep.pkey = server_.resolver_.policy().default_pkey;
+    response.ep.pkey = server_.gate_.resolver().policy().default_pkey;
     response.ep.provider = "ibat";
     if (std::string name = host_name(); !name.empty()) response.ep.addresses.push_back(name);
     send(acm::encode(response));
@@ -175,7 +175,7 @@ class AcmConnection : public Connection {
     std::uint64_t key = next_key_++;
     outstanding_.emplace(key, 0);
     // `this` outlives the request: every outstanding request is cancelled before destruction.
-    core::RequestId id = server_.resolver_.resolve(
+    core::RequestId id = server_.gate_.resolve(
         request, [this, key, tid](core::RequestId, const core::ResolveResult& result) {
           complete(key, tid, result);
         });
@@ -196,7 +196,7 @@ class AcmConnection : public Connection {
     std::vector<core::RequestId> ids;
     for (const auto& [key, id] : outstanding_) ids.push_back(id);
     outstanding_.clear();
-    for (core::RequestId id : ids) server_.resolver_.cancel(id);
+    for (core::RequestId id : ids) server_.gate_.cancel(id);
   }
 
   AcmServer& server_;
@@ -205,17 +205,14 @@ class AcmConnection : public Connection {
   std::uint64_t next_key_ = 1;
 };
 
-AcmServer::AcmServer(asio::io_context& loop, core::Resolver& resolver, AcmHooks hooks, ServerCounters& counters)
-    : resolver_(resolver),
+AcmServer::AcmServer(asio::io_context& loop, ResolverGate& gate, AcmHooks hooks, ServerCounters& counters)
+    : gate_(gate),
       hooks_(std::move(hooks)),
       counters_(counters),
       sockets_(
           loop, "acm", counters.acm,
           [this](stream_protocol::socket socket) {
             return std::make_shared<AcmConnection>(*this, std::move(socket));
-          },
-          [this] {
-            if (hooks_.after_input) hooks_.after_input();
           }) {}
 
 AcmServer::~AcmServer() { close(); }

@@ -12,12 +12,12 @@
 
 #include "core/resolver.h"
 #include "server/daemon/json_views.h"
+#include "server/daemon/resolver_gate.h"
 #include "server/daemon/socket_server.h"
 
 namespace ibat::server {
 
 struct AcmHooks {
-  std::function<void()> after_input;             // the Resolver got input: re-arm its timer
   std::function<core::LocalPort()> local_port;   // the endpoint EP_QUERY describes
 };
 
@@ -25,7 +25,7 @@ class AcmConnection;
 
 class AcmServer {
  public:
-  AcmServer(asio::io_context& loop, core::Resolver& resolver, AcmHooks hooks, ServerCounters& counters);
+  AcmServer(asio::io_context& loop, ResolverGate& gate, AcmHooks hooks, ServerCounters& counters);
   ~AcmServer();
   AcmServer(const AcmServer&) = delete;
   AcmServer& operator=(const AcmServer&) = delete;
@@ -39,7 +39,7 @@ class AcmServer {
  private:
   friend class AcmConnection;
 
-  core::Resolver& resolver_;
+  ResolverGate& gate_;  // every input to the Resolver goes through it
   AcmHooks hooks_;
   ServerCounters& counters_;
   std::uint64_t address_lookups_ = 0;  // RESOLVE by IP: answered through the endpoint table

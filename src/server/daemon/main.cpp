@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <asio/io_context.hpp>
@@ -53,18 +54,11 @@ int check_config(const Flags& flags) {
 
 int run(const Flags& flags, const server::DaemonConfig& config) {
   asio::io_context loop(1);
-  server::Service* service_ptr = nullptr;  // the fabric's callbacks start after service exists
-  fabric::FabricEvents events;
-  events.on_query_result = [&](core::QueryId id, const core::QueryResult& r) { service_ptr->on_query_result(id, r); };
-  events.on_local_port = [&](const core::LocalPort& p) { service_ptr->on_local_port(p); };
-  events.on_sm_changed = [&] { service_ptr->on_sm_changed(); };
-  events.on_gid_out_of_service = [&](const core::Gid& g) { service_ptr->on_gid_out_of_service(g); };
-  events.on_gid_in_service = [&](const core::Gid& g) { service_ptr->on_gid_in_service(g); };
-  events.on_broadcast_params = [&](const core::BroadcastParams& b) { service_ptr->on_broadcast_params(b); };
-
-  fabric::FabricPort port(loop, config.fabric, std::move(events));
-  server::Service service(loop, config, port);
-  service_ptr = &service;
+  std::optional<fabric::FabricPort> fabric;  // made by the Service, with its events; outlives it
+  server::Service service(loop, config, [&](fabric::FabricEvents events) -> core::QuerySink& {
+    return fabric.emplace(loop, config.fabric, std::move(events));
+  });
+  fabric::FabricPort& port = *fabric;
   service.set_fabric_stats([&port] { return port.stats(); });
   spdlog::info("port events: {}", port.port_events_status());
   service.set_port_info([&port] { return port.local_port(); });

@@ -16,6 +16,7 @@
 #include "protocol/messages.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/peer_credentials.h"
+#include "server/daemon/resolver_gate.h"
 #include "server/daemon/socket_server.h"
 
 namespace ibat::server {
@@ -26,10 +27,9 @@ struct NativeLimits {
   std::uint32_t max_queued_bytes_per_connection = 4u << 20;
 };
 
-// What the server needs from its owner besides the Resolver.
+// What the server needs from its owner besides the Resolver's gate.
 struct NativeHooks {
   std::function<std::string()> stats_json;               // body of a STATS reply
-  std::function<void()> after_input;                     // the Resolver got input: re-arm its timer
   std::function<bool(const PeerCredentials&)> may_administer;  // NEIGH_ADD/DEL, FLUSH
   std::function<void()> after_flush;                     // a FLUSH changed the cache
   std::function<void(const protocol::TableHits&)> table_hits;  // a client's shared-table hits
@@ -39,7 +39,7 @@ class NativeConnection;
 
 class NativeServer {
  public:
-  NativeServer(asio::io_context& loop, core::Resolver& resolver, NativeHooks hooks, ServerCounters& counters);
+  NativeServer(asio::io_context& loop, ResolverGate& gate, NativeHooks hooks, ServerCounters& counters);
   ~NativeServer();
   NativeServer(const NativeServer&) = delete;
   NativeServer& operator=(const NativeServer&) = delete;
@@ -63,7 +63,7 @@ class NativeServer {
  private:
   friend class NativeConnection;
 
-  core::Resolver& resolver_;
+  ResolverGate& gate_;  // every input to the Resolver goes through it
   NativeHooks hooks_;
   ServerCounters& counters_;
   NativeLimits limits_;

@@ -1,4 +1,4 @@
-// The daemon's loop-side logic: Resolver timer, fabric event fan-out (with WATCH events), sockets,
+// The daemon's loop-side logic: fabric event fan-out (with WATCH events), sockets,
 // periodic snapshot, reload and shutdown.
 #include "server/daemon/service.h"
 
@@ -42,21 +42,26 @@ nlohmann::json kernel_neighbours_json(const kernel::NeighbourMonitorStats& s) {
 
 Service::Service(asio::io_context& loop, const DaemonConfig& config, core::QuerySink& sink,
                  std::function<bool(const PeerCredentials&)> may_administer)
+    : Service(loop, config, [&sink](fabric::FabricEvents) -> core::QuerySink& { return sink; },
+              std::move(may_administer)) {}
+
+Service::Service(asio::io_context& loop, const DaemonConfig& config, const SinkFactory& make_sink,
+                 std::function<bool(const PeerCredentials&)> may_administer)
     : loop_(loop),
       config_(config),
-      table_(sink),
+      table_(make_sink(fabric_events())),
       resolver_(config.policy, clock_, table_),
+      gate_(loop, resolver_),
       admin_gid_(resolve_admin_group(config.server.admin_group)),
       may_administer_(std::move(may_administer)),
-      native_(loop, resolver_,
-              NativeHooks{[this] { return stats_json(); }, [this] { schedule_tick(); },
+      native_(loop, gate_,
+              NativeHooks{[this] { return stats_json(); },
                           [this](const PeerCredentials& peer) {
                             return may_administer_ ? may_administer_(peer) : is_privileged(peer, admin_gid_);
                           },
                           [this] { refresh_table(); },
                           [this](const protocol::TableHits& hits) { on_table_hits(hits); }},
               counters_),
-      tick_timer_(loop),
       snapshot_timer_(loop),
       grace_timer_(loop),
       table_timer_(loop),
@@ -84,7 +89,7 @@ void Service::start() {
     if (!snapshot.ok()) {
       spdlog::error("warm cache ignored: {}", snapshot.error);
     } else if (!snapshot.entries.empty()) {
-      resolver_.load_stale(snapshot.entries);
+      gate_.load_stale(snapshot.entries);
       spdlog::info("warm cache: {} paths loaded from {} (stale, revalidating)", snapshot.entries.size(),
                    cache_file);
     }
@@ -94,9 +99,7 @@ void Service::start() {
   if (config_.server.shared_table) open_table();
   if (!config_.server.acm_socket.empty()) {
     acm_ = std::make_unique<AcmServer>(
-        loop_, resolver_,
-        AcmHooks{[this] { schedule_tick(); },
-                 [this] { return port_info_ ? port_info_() : core::LocalPort{}; }},
+        loop_, gate_, AcmHooks{[this] { return port_info_ ? port_info_() : core::LocalPort{}; }},
         counters_);
     acm_->listen(config_.server.acm_socket, config_.server.socket_mode, config_.server.max_connections);
     spdlog::info("listening on {} (ACM protocol)", config_.server.acm_socket);
@@ -104,7 +107,7 @@ void Service::start() {
   start_local_sa();
   start_kernel_neighbours();
   schedule_snapshot();
-  schedule_tick();
+  gate_.arm();
 }
 
 void Service::start_local_sa() {
@@ -114,8 +117,7 @@ void Service::start_local_sa() {
                             std::chrono::duration_cast<std::chrono::milliseconds>(options.local_sa_deadline)};
   local_sa_ = std::make_unique<kernel::LocalSaResponder>(
       loop_, sa, [this](const core::ResolveRequest& request, core::Completion done) {
-        resolver_.resolve(request, std::move(done));
-        schedule_tick();
+        gate_.resolve(request, std::move(done));
       });
   if (!local_sa_->start()) local_sa_.reset();
 }
@@ -123,14 +125,9 @@ void Service::start_local_sa() {
 void Service::start_kernel_neighbours() {
   if (!config_.linux_host.neighbours) return;
   kernel_neighbours_ = std::make_unique<kernel::NeighbourMonitor>(
-      loop_, kernel::NeighbourMirror::Sink{[this](const core::IpAddr& ip, const core::HwAddr& hw) {
-                                             resolver_.on_neighbour(ip, hw);
-                                             schedule_tick();
-                                           },
-                                           [this](const core::IpAddr& ip) {
-                                             resolver_.on_neighbour_removed(ip);
-                                             schedule_tick();
-                                           }});
+      loop_, kernel::NeighbourMirror::Sink{
+                 [this](const core::IpAddr& ip, const core::HwAddr& hw) { gate_.on_neighbour(ip, hw); },
+                 [this](const core::IpAddr& ip) { gate_.on_neighbour_removed(ip); }});
   if (!kernel_neighbours_->start()) kernel_neighbours_.reset();
 }
 
@@ -169,7 +166,7 @@ void Service::on_table_hits(const protocol::TableHits& hits) {
     request.sgid = key->source();
     request.pkey = core::Pkey{key->pkey};
     request.cache_only = true;
-    resolver_.resolve(request, [](core::RequestId, const core::ResolveResult&) {});
+    gate_.resolve(request, [](core::RequestId, const core::ResolveResult&) {});
   }
 }
 
@@ -185,26 +182,6 @@ void Service::schedule_table_expiry() {
     table_.expire(clock_.now());
     schedule_table_expiry();
   });
-}
-
-void Service::schedule_tick() {
-  if (stopping_) return;
-  std::optional<core::TimePoint> next = resolver_.next_wakeup();
-  if (!next) return;
-  if (tick_armed_for_ && *tick_armed_for_ <= *next) return;  // the armed tick comes first anyway
-  tick_armed_for_ = *next;
-  tick_timer_.expires_at(std::chrono::time_point_cast<steady_clock::duration>(
-      steady_clock::time_point(next->time_since_epoch())));
-  tick_timer_.async_wait([this](asio::error_code ec) {
-    if (ec) return;  // re-armed or stopped
-    tick_armed_for_.reset();
-    on_tick();
-  });
-}
-
-void Service::on_tick() {
-  resolver_.tick();
-  schedule_tick();
 }
 
 void Service::schedule_snapshot() {
@@ -241,7 +218,7 @@ void Service::shutdown(std::function<void()> done, std::chrono::milliseconds gra
   table_.attach(nullptr);
   table_file_.reset();  // readers see an empty table, then none
   table_timer_.cancel();
-  tick_timer_.cancel();
+  gate_.stop();
   snapshot_timer_.cancel();
   if (acm_) acm_->close();
   auto finished = std::make_shared<bool>(false);
@@ -275,7 +252,7 @@ void Service::reload(const DaemonConfig& next) {
   config_.server.max_connections = next.server.max_connections;
   config_.server.max_outstanding_per_connection = next.server.max_outstanding_per_connection;
   config_.server.max_queued_bytes_per_connection = next.server.max_queued_bytes_per_connection;
-  resolver_.set_policy(config_.policy);
+  gate_.set_policy(config_.policy);  // the new policy may move deadlines earlier
   table_.set_defaults(last_port_ ? last_port_->gid : core::Gid{}, config_.policy.default_pkey);
   refresh_table();  // the TTL or the default P_Key may have changed
   set_log_level(config_.log_level);
@@ -284,27 +261,23 @@ void Service::reload(const DaemonConfig& next) {
   if (acm_) acm_->set_max_connections(config_.server.max_connections);
   snapshot_timer_.cancel();
   schedule_snapshot();
-  tick_armed_for_.reset();  // the new policy may move deadlines earlier
-  schedule_tick();
 }
 
 void Service::on_query_result(core::QueryId id, const core::QueryResult& result) {
   if (auto line = sa_health_.on_result(result.error, std::chrono::system_clock::now()))
     line->warn ? spdlog::warn("{}", line->text) : spdlog::info("{}", line->text);
-  resolver_.on_query_result(id, result);
+  gate_.on_query_result(id, result);
   if (table_.attached()) {
     table_.on_query_result(id, result, clock_.now(), config_.policy.path_ttl);
     schedule_table_expiry();
   }
-  schedule_tick();
 }
 
 void Service::on_local_port(const core::LocalPort& port) {
   bool lid_changed = last_port_ && last_port_->lid != port.lid;
   bool changed = !last_port_ || lid_changed || last_port_->active != port.active ||
                  last_port_->sm_lid != port.sm_lid || last_port_->gid != port.gid;
-  resolver_.on_local_port(port);
-  schedule_tick();
+  gate_.on_local_port(port);
   if (changed) {
     spdlog::info("local port {} lid {} sm_lid {} {}", port.gid.to_string(), port.lid.value,
                  port.sm_lid.value, port.active ? "active" : "down");
@@ -325,9 +298,8 @@ void Service::on_local_port(const core::LocalPort& port) {
 
 void Service::on_sm_changed() {
   spdlog::info("SM changed: every path is stale and will be revalidated");
-  resolver_.on_sm_changed();
+  gate_.on_sm_changed();
   refresh_table();
-  schedule_tick();
   // The port monitor reports the port (with the new SM LID) before the SM change it implies.
   nlohmann::json fields = nlohmann::json::object();
   if (last_port_) fields["sm_lid"] = last_port_->sm_lid.value;
@@ -335,21 +307,29 @@ void Service::on_sm_changed() {
 }
 
 void Service::on_gid_out_of_service(const core::Gid& gid) {
-  resolver_.on_gid_out_of_service(gid);
+  gate_.on_gid_out_of_service(gid);
   refresh_table();
-  schedule_tick();
   native_.publish(event_json("gid_out", {{"gid", gid.to_string()}}));
 }
 
 void Service::on_gid_in_service(const core::Gid& gid) {
-  resolver_.on_gid_in_service(gid);
-  schedule_tick();
+  gate_.on_gid_in_service(gid);
   native_.publish(event_json("gid_in", {{"gid", gid.to_string()}}));
 }
 
 void Service::on_broadcast_params(const core::BroadcastParams& params) {
-  resolver_.on_broadcast_params(params);
-  schedule_tick();
+  gate_.on_broadcast_params(params);
+}
+
+fabric::FabricEvents Service::fabric_events() {
+  fabric::FabricEvents events;
+  events.on_query_result = [this](core::QueryId id, const core::QueryResult& r) { on_query_result(id, r); };
+  events.on_local_port = [this](const core::LocalPort& p) { on_local_port(p); };
+  events.on_sm_changed = [this] { on_sm_changed(); };
+  events.on_gid_out_of_service = [this](const core::Gid& g) { on_gid_out_of_service(g); };
+  events.on_gid_in_service = [this](const core::Gid& g) { on_gid_in_service(g); };
+  events.on_broadcast_params = [this](const core::BroadcastParams& b) { on_broadcast_params(b); };
+  return events;
 }
 
 void Service::set_fabric_stats(std::function<fabric::FabricStats()> source) {

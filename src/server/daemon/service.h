@@ -1,7 +1,8 @@
-// Service: everything ibatd runs on its event loop, minus the fabric. It owns the Resolver (fed by
-// the fabric events the owner forwards, driven by a timer at Resolver::next_wakeup()), the native
-// and ACM socket servers, the periodic warm-cache snapshot, config reloads and the orderly shutdown.
-// It takes any core::QuerySink, so tests run it with a fake SA and the daemon with a FabricPort.
+// Service: everything ibatd runs on its event loop, minus the fabric. It owns the Resolver (every
+// input, the fabric's events included, passes its ResolverGate, which keeps the tick timer armed),
+// the native and ACM socket servers, the periodic warm-cache snapshot, config reloads and the orderly shutdown.
+// It takes any core::QuerySink, so tests run it with a fake SA and the daemon with a FabricPort
+// (made by a factory the Service hands its own fabric events to).
 #pragma once
 
 #include <chrono>
@@ -20,6 +21,7 @@
 #include "server/daemon/config.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/native_server.h"
+#include "server/daemon/resolver_gate.h"
 #include "server/daemon/sa_health.h"
 #include "server/daemon/table_publisher.h"
 #include "shm/table_file.h"
@@ -32,6 +34,11 @@ class Service {
  public:
   // `may_administer` decides who may run NEIGH_ADD/DEL and FLUSH; empty: root or admin_group.
   Service(asio::io_context& loop, const DaemonConfig& config, core::QuerySink& sink,
+          std::function<bool(const PeerCredentials&)> may_administer = {});
+  // The daemon's form: `make_sink` gets the events the fabric reports to this Service
+  // (fabric_events()) and returns the sink (the FabricPort) that outlives the Service.
+  using SinkFactory = std::function<core::QuerySink&(fabric::FabricEvents)>;
+  Service(asio::io_context& loop, const DaemonConfig& config, const SinkFactory& make_sink,
           std::function<bool(const PeerCredentials&)> may_administer = {});
   ~Service();
   Service(const Service&) = delete;
@@ -48,7 +55,8 @@ class Service {
   // SIGHUP: applies the reloadable settings of `config` and logs what changed.
   void reload(const DaemonConfig& config);
 
-  // Fabric inputs, on the loop thread.
+  // Fabric inputs, on the loop thread; fabric_events() calls these.
+  fabric::FabricEvents fabric_events();
   void on_query_result(core::QueryId id, const core::QueryResult& result);
   void on_local_port(const core::LocalPort& port);
   void on_sm_changed();
@@ -71,8 +79,6 @@ class Service {
   const DaemonConfig& config() const { return config_; }
 
  private:
-  void schedule_tick();
-  void on_tick();
   void schedule_snapshot();
   NativeLimits native_limits() const;
   void start_local_sa();
@@ -88,6 +94,7 @@ class Service {
   TablePublisher table_;     // the Resolver's QuerySink: forwards to the fabric's
   std::unique_ptr<shm::TableFile> table_file_;
   core::Resolver resolver_;
+  ResolverGate gate_;  // every input to resolver_ passes here; it runs Resolver::tick()
   ServerCounters counters_;
   std::optional<gid_t> admin_gid_;
   std::function<bool(const PeerCredentials&)> may_administer_;
@@ -97,8 +104,6 @@ class Service {
   std::unique_ptr<AcmServer> acm_;
   std::unique_ptr<kernel::LocalSaResponder> local_sa_;  // the kernel's local SA, where it can run
   std::unique_ptr<kernel::NeighbourMonitor> kernel_neighbours_;  // the kernel's ARP/ND table
-  asio::steady_timer tick_timer_;
-  std::optional<core::TimePoint> tick_armed_for_;
   asio::steady_timer snapshot_timer_;
   asio::steady_timer grace_timer_;
   asio::steady_timer table_timer_;

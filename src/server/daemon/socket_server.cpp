@@ -61,7 +61,6 @@ void Connection::on_read(asio::error_code ec, std::size_t n) {
   }
   if (closing()) return;
   on_bytes(std::span<const std::uint8_t>(in_.data(), n));
-  if (server_.after_input_) server_.after_input_();
   if (closed_) return;
   flush();
   if (!closing()) read();
@@ -115,13 +114,11 @@ void Connection::on_written(asio::error_code ec) {
   flush();
 }
 
-SocketServer::SocketServer(asio::io_context& loop, std::string name, SocketCounters& counters, Factory make,
-                           std::function<void()> after_input)
+SocketServer::SocketServer(asio::io_context& loop, std::string name, SocketCounters& counters, Factory make)
     : loop_(loop),
       name_(std::move(name)),
       counters_(counters),
       make_(std::move(make)),
-      after_input_(std::move(after_input)),
       resume_timer_(loop) {}
 
 SocketServer::~SocketServer() { abort_all(); }

@@ -98,10 +98,8 @@ class SocketServer {
  public:
   using Factory = std::function<std::shared_ptr<Connection>(asio::local::stream_protocol::socket)>;
 
-  // `name` prefixes log lines ("native", "acm"); `after_input` runs after each batch of received
-  // bytes was handled (the Resolver got input: re-arm its timer).
-  SocketServer(asio::io_context& loop, std::string name, SocketCounters& counters, Factory make,
-               std::function<void()> after_input);
+  // `name` prefixes log lines ("native", "acm").
+  SocketServer(asio::io_context& loop, std::string name, SocketCounters& counters, Factory make);
   ~SocketServer();
   SocketServer(const SocketServer&) = delete;
   SocketServer& operator=(const SocketServer&) = delete;
@@ -132,7 +130,6 @@ class SocketServer {
   std::string name_;
   SocketCounters& counters_;
   Factory make_;
-  std::function<void()> after_input_;
   SocketLimits limits_;
   std::string path_;
   std::optional<asio::local::stream_protocol::acceptor> acceptor_;

@@ -1,0 +1,56 @@
+// ResolverGate: the one door through which every input reaches the daemon's Resolver (socket
+// requests, the kernel's local SA and neighbour table, the fabric's events, the warm cache). After
+// each input it re-arms the one timer that runs Resolver::tick() at Resolver::next_wakeup(), so no
+// caller has to remember to. Reads (stats, entries, neighbours, policy) go to resolver() directly.
+// See docs/design.md, "The journey of one resolve".
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+
+#include "core/resolver.h"
+
+namespace ibat::server {
+
+class ResolverGate {
+ public:
+  ResolverGate(asio::io_context& loop, core::Resolver& resolver);
+  ResolverGate(const ResolverGate&) = delete;
+  ResolverGate& operator=(const ResolverGate&) = delete;
+
+  const core::Resolver& resolver() const { return resolver_; }
+
+  core::RequestId resolve(const core::ResolveRequest& request, core::Completion done);
+  bool cancel(core::RequestId id);
+  void on_query_result(core::QueryId id, const core::QueryResult& result);
+  void on_local_port(const core::LocalPort& port);
+  void on_sm_changed();
+  void on_gid_out_of_service(const core::Gid& gid);
+  void on_gid_in_service(const core::Gid& gid);
+  void on_broadcast_params(const core::BroadcastParams& params);
+  void on_neighbour(const core::IpAddr& ip, const core::HwAddr& hw,
+                    std::optional<core::Lid> source_lid = std::nullopt);
+  bool on_neighbour_removed(const core::IpAddr& ip);
+  std::size_t flush_all();
+  std::size_t flush(const core::Gid& dgid, std::optional<core::Pkey> pkey = std::nullopt);
+  void load_stale(const std::vector<core::CacheEntryView>& entries);
+  void set_policy(const core::Policy& policy);  // deadlines may move earlier: re-arms from scratch
+
+  // Arms the timer (start-up); stop() cancels it for good (shutdown).
+  void arm();
+  void stop();
+
+ private:
+  void on_tick();
+
+  core::Resolver& resolver_;
+  asio::steady_timer timer_;
+  std::optional<core::TimePoint> armed_for_;
+  bool stopped_ = false;
+};
+
+}  // namespace ibat::server
