@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/acm/acm_messages.h"
+#include "server/daemon/log_limiter.h"
 
 namespace ibat::server {
 
@@ -57,7 +58,7 @@ class AcmConnection : public Connection {
       if (f.kind == acm::Framing::Kind::need_more) break;
       if (f.kind == acm::Framing::Kind::invalid) {
         ++server_.counters_.acm_protocol_errors;
-        spdlog::info("acm: closing a connection: {}", f.error);
+        if (client_log_limiter().allow("malformed ACM message")) spdlog::info("acm: closing a connection: {}", f.error);
         abort();
         return;
       }
@@ -81,7 +82,8 @@ class AcmConnection : public Connection {
     if (auto* error = std::get_if<acm::RequestError>(&decoded)) {
       if (error->fatal) {
         ++server_.counters_.acm_protocol_errors;
-        spdlog::info("acm: closing a connection: {}", error->message);
+        if (client_log_limiter().allow("malformed ACM message"))
+          spdlog::info("acm: closing a connection: {}", error->message);
         abort();
         return;
       }

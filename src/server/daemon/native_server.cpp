@@ -12,6 +12,7 @@
 
 #include "protocol/frame_splitter.h"
 #include "protocol/messages.h"
+#include "server/daemon/log_limiter.h"
 
 namespace ibat::server {
 
@@ -155,7 +156,8 @@ class NativeConnection : public Connection {
   bool authorized(Op op, std::uint32_t id) {
     if (server_.hooks_.may_administer && server_.hooks_.may_administer(peer())) return true;
     ++server_.counters_.denied;
-    spdlog::warn("native: {} denied to pid {} uid {}", protocol::to_string(op), peer().pid, peer().uid);
+    if (client_log_limiter().allow("privileged request denied"))
+      spdlog::warn("native: {} denied to pid {} uid {}", protocol::to_string(op), peer().pid, peer().uid);
     reply_empty(id, op, Status::denied);
     return false;
   }
@@ -240,7 +242,8 @@ class NativeConnection : public Connection {
     if (failed_) return;
     failed_ = true;
     ++server_.counters_.protocol_errors;
-    spdlog::info("native: closing connection of pid {}: {}", peer().pid, message);
+    if (client_log_limiter().allow("malformed native request"))
+      spdlog::info("native: closing connection of pid {}: {}", peer().pid, message);
     cancel_outstanding();
     watches_.clear();
     reply_error(id, status, message);

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/daemon/acm_server.h"
+#include "server/daemon/log_limiter.h"
 #include "server/daemon/logging.h"
 #include "server/daemon/snapshot.h"
 
@@ -212,6 +213,7 @@ void Service::shutdown(std::function<void()> done, std::chrono::milliseconds gra
   spdlog::info("shutting down: {} requests pending are cancelled", resolver_.stats().pending);
   resolver_.cancel_all();  // completions queue `cancelled` replies on the open connections
   if (local_sa_) local_sa_->stop();  // after cancel_all: the kernel got F_ERR and asks the SA
+  client_log_limiter().flush();
   if (kernel_neighbours_) kernel_neighbours_->stop();
   write_snapshot();
   stopping_ = true;

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/daemon/unix_listener.h"
+#include "server/daemon/log_limiter.h"
 
 namespace ibat::server {
 
@@ -70,7 +71,8 @@ bool Connection::over_queue_limit() {
   if (closed_ || cut_off_) return true;
   if (queued_bytes_ <= server_.limits_.max_queued_bytes) return false;
   ++server_.counters_.slow_clients;
-  spdlog::warn("{}: disconnecting pid {}: {} reply bytes unread", server_.name_, peer_.pid, queued_bytes_);
+  if (client_log_limiter().allow("slow reader disconnected"))
+    spdlog::warn("{}: disconnecting pid {}: {} reply bytes unread", server_.name_, peer_.pid, queued_bytes_);
   cut_off_ = true;
   // Deferred: this may run inside a Resolver completion or a request handler.
   asio::post(socket_.get_executor(), [self = shared_from_this()] { self->abort(); });
@@ -142,7 +144,8 @@ void SocketServer::accept() {
       spdlog::warn("{}: accept failed: {}", name_, ec.message());
     } else if (connections_.size() >= limits_.max_connections) {
       ++counters_.refused;
-      spdlog::warn("{}: refusing a connection: {} open (max_connections)", name_, connections_.size());
+      if (client_log_limiter().allow("connection refused"))
+        spdlog::warn("{}: refusing a connection: {} open (max_connections)", name_, connections_.size());
     } else {
       std::shared_ptr<Connection> connection = make_(std::move(socket));
       connections_.emplace(connection.get(), connection);

@@ -4,6 +4,10 @@
 // to root and to members of admin_group (primary or supplementary); every read-only op is open.
 #include "security_harness.h"
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sstream>
+
 namespace ibat::server::security_test {
 namespace {
 
@@ -124,6 +128,32 @@ TEST_F(PrivilegedOps, ReloadedAdminGroupAppliesToTheNextRequest) {
   protocol::append_flush(flush, 2, protocol::FlushRequest{});
   ASSERT_TRUE(member.send(flush));
   EXPECT_EQ(member.status_of(2), Status::ok);
+}
+
+
+// A plain user flooding privileged requests cannot flood the log: the first few denials are
+// logged, the rest counted (docs/security.md, log rate limits). Before the limiter: one warning
+// per request (20,000 lines).
+TEST_F(PrivilegedOps, DeniedFloodLogsAFewLinesNotOnePerRequest) {
+  start();
+  std::ostringstream captured;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(captured)));
+  constexpr std::uint32_t kFlood = 20'000;
+  Client nobody(connect_as(config_.server.socket, Identity{}));
+  ASSERT_TRUE(nobody.connected());
+  std::vector<std::uint8_t> out;
+  for (std::uint32_t id = 1; id <= kFlood; ++id) protocol::append_flush(out, id, protocol::FlushRequest{});
+  ASSERT_TRUE(nobody.send(out));
+  for (std::uint32_t id = 1; id <= kFlood; ++id) ASSERT_EQ(nobody.status_of(id), Status::denied) << id;
+  EXPECT_EQ(server_counters().denied, kFlood) << "every denial is still counted";
+  on_loop([] {});
+  spdlog::set_default_logger(previous);
+  const std::string log = captured.str();
+  std::size_t lines = 0;
+  for (char c : log) lines += c == '\n';
+  EXPECT_LE(lines, 20u) << log.substr(0, 2000);
 }
 
 }  // namespace
