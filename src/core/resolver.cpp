@@ -102,7 +102,12 @@ void Resolver::Impl::dispatch(RequestId id, Pending&& p) {
   if ((r.pkey && !r.pkey->is_valid()) || (r.sgid && r.sgid->is_zero()))
     return deliver(id, std::move(p), failure(Error::invalid));
   Gid sgid = r.sgid ? *r.sgid : (port ? port->gid : Gid{});
-  if (sgid.is_zero()) return deliver(id, std::move(p), failure(Error::unreachable));
+  // Before the first port report (a daemon that has just started) a request waits for it, up to
+  // its deadline, instead of failing a destination that may well exist.
+  if (sgid.is_zero()) {
+    if (!port) return wait_for_port(id, std::move(p));
+    return deliver(id, std::move(p), failure(Error::unreachable));
+  }
   // A path from a GID that is not our port's is not this host's to give: nothing is queried or
   // remembered for it. (Before the port is known, an explicit source GID is taken as given.)
   if (port && sgid != port->gid) return deliver(id, std::move(p), failure(Error::invalid));
@@ -224,6 +229,15 @@ void Resolver::Impl::wait_for_neighbour(RequestId id, Pending&& p, const IpAddr&
   pending.emplace(id, std::move(p));
 }
 
+void Resolver::Impl::wait_for_port(RequestId id, Pending&& p) {
+  if (pending.size() >= policy.max_pending) return deliver(id, std::move(p), failure(Error::overloaded));
+  port_waits.push_back(id);
+  p.job = 0;
+  p.waits_for_port = true;
+  deadlines.emplace(p.deadline, id);
+  pending.emplace(id, std::move(p));
+}
+
 void Resolver::Impl::deliver(RequestId id, Pending&& p, const ResolveResult& result) {
   if (result.error != Error::ok) {
     ++stats.failures;
@@ -251,7 +265,9 @@ void Resolver::Impl::complete(RequestId id, const ResolveResult& result) {
   std::vector<RequestId>* list = nullptr;
   IpAddr ip;
   const JobId job = it->second.job;
-  if (job != 0) {
+  if (it->second.waits_for_port) {
+    port_waits.erase(std::find(port_waits.begin(), port_waits.end(), id));
+  } else if (job != 0) {
     if (auto j = jobs.find(job); j != jobs.end()) list = &j->second.waiters;
   } else {
     ip = std::get<IpAddr>(it->second.request.target);

@@ -41,6 +41,14 @@ void Resolver::on_local_port(const LocalPort& port) {
   }
   bool came_up = !m.port_active;
   m.port_active = true;
+  // Requests that arrived before the port was known go on as ordinary requests, keeping their deadlines.
+  std::vector<RequestId> waiters = std::move(m.port_waits);
+  m.port_waits.clear();
+  for (RequestId id : waiters) {
+    Pending p = m.take_pending(m.pending.find(id));
+    p.waits_for_port = false;
+    m.dispatch(id, std::move(p));
+  }
   bool lid_changed = old && old->lid != port.lid;
   if (lid_changed) ++m.stats.lid_changes;
   // Paths carry our SLID, and the fabric may have changed while the port was down.

@@ -65,8 +65,9 @@ struct Job {
 struct Pending {
   Completion done;
   TimePoint deadline;
-  JobId job = 0;  // 0: waiting for a neighbour entry of the request's IP
+  JobId job = 0;  // 0: waiting for a neighbour entry of the request's IP, or for the local port
   ResolveRequest request;
+  bool waits_for_port = false;  // no source GID yet: waiting for the first local port report
 };
 
 struct CompletionCall {
@@ -94,6 +95,7 @@ struct Resolver::Impl {
   void resolve_lid(RequestId id, Pending&& p, const LidKey& key);
   void wait_on_job(RequestId id, Pending&& p, const JobKey& key);
   void wait_for_neighbour(RequestId id, Pending&& p, const IpAddr& ip);
+  void wait_for_port(RequestId id, Pending&& p);
   void deliver(RequestId id, Pending&& p, const ResolveResult& result);
   Pending take_pending(std::unordered_map<RequestId, Pending>::iterator it);  // with its deadline
   void complete(RequestId id, const ResolveResult& result);  // detaches from its wait list
@@ -154,6 +156,7 @@ struct Resolver::Impl {
 
   std::unordered_map<RequestId, Pending> pending;
   std::unordered_map<IpAddr, std::vector<RequestId>> neighbour_waits;
+  std::vector<RequestId> port_waits;  // requests that arrived before the local port was known
   std::unordered_map<JobId, Job> jobs;
   std::unordered_map<JobKey, JobId, KeyHash> job_by_key;
   std::unordered_map<QueryId, JobId> inflight;

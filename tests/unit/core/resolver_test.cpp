@@ -414,7 +414,9 @@ TEST(ResolverInline, AnAnswerInsideSendIsHandled) {
   EXPECT_EQ(resolver.stats().pending, 0u);
 }
 
-TEST(ResolverNoPort, WithoutAnyLocalGidRequestsAreUnreachable) {
+// A daemon that has just started has no port report yet: a request without a source GID waits
+// for it (a destination that exists must not fail), and goes on as an ordinary request.
+TEST(ResolverNoPort, RequestsWithoutSourceGidWaitForThePortThenResolve) {
   ManualClock clock;
   FakeSink sink;
   Resolver resolver(Policy{}, clock, sink);
@@ -422,11 +424,40 @@ TEST(ResolverNoPort, WithoutAnyLocalGidRequestsAreUnreachable) {
   ResolveRequest req;
   req.target = remote_gid(1);
   RequestId id = resolver.resolve(req, rec.callback());
-  EXPECT_EQ(rec.last[id].error, Error::unreachable);
+  EXPECT_EQ(rec.times(id), 0) << "waits for the port";
+  EXPECT_TRUE(sink.sent.empty());
   req.sgid = port_gid();  // an explicit source GID works without port information
   RequestId explicit_sgid = resolver.resolve(req, rec.callback());
   EXPECT_EQ(rec.times(explicit_sgid), 0);
   EXPECT_EQ(sink.sent.size(), 1u);
+  resolver.on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+  EXPECT_EQ(sink.sent.size(), 1u) << "the waiting request joined the query already in flight";
+  resolver.on_query_result(sink.sent[0].id, QueryResult{Error::ok, good_path(remote_gid(1), 21)});
+  EXPECT_EQ(rec.times(id), 1);
+  EXPECT_EQ(rec.last[id].error, Error::ok);
+  EXPECT_EQ(rec.last[id].path.dlid, Lid{21});
+  EXPECT_EQ(resolver.stats().pending, 0u);
+}
+
+// No port report before the deadline: `unreachable` then, and a cancelled waiter leaves nothing.
+TEST(ResolverNoPort, WithoutAPortReportByTheDeadlineRequestsAreUnreachable) {
+  ManualClock clock;
+  FakeSink sink;
+  Resolver resolver(Policy{}, clock, sink);
+  Recorder rec;
+  ResolveRequest req;
+  req.target = remote_gid(1);
+  RequestId waits = resolver.resolve(req, rec.callback());
+  RequestId cancelled = resolver.resolve(req, rec.callback());
+  EXPECT_TRUE(resolver.cancel(cancelled));
+  EXPECT_EQ(rec.last[cancelled].error, Error::cancelled);
+  clock.advance(Policy{}.request_timeout);
+  resolver.tick();
+  EXPECT_EQ(rec.times(waits), 1);
+  EXPECT_EQ(rec.last[waits].error, Error::unreachable);
+  EXPECT_EQ(resolver.stats().pending, 0u);
+  resolver.on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+  EXPECT_TRUE(sink.sent.empty()) << "nothing left waiting";
 }
 
 }  // namespace
