@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails (exit 1) when a tracked file refers to something a clone of the repository does not have:
-# the team's folder next to it (../shared, /work/shared), the design brief kept there (DESIGN.md,
+# the team's reference folder beside it (by relative or absolute path), the design brief kept there (DESIGN.md,
 # "DESIGN §N") or its other documents, or issue numbers. Prints every such file:line. What the
 # repository's own documents say is in docs/ (docs/design.md for the design).
 # Exit 2 when REPO_DIR is not a git repository.
