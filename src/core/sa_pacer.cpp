@@ -8,7 +8,9 @@ namespace ibat::core {
 namespace {
 
 double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
-Duration from_seconds(double s) { return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s)); }
+Duration from_seconds(double s) {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
+}
 
 }  // namespace
 
@@ -64,10 +66,14 @@ void SaPacer::end_round(TimePoint now) {
   if (delay_samples_ > 0) {
     const double delay = delay_sum_s_ / delay_samples_;
     const double target = seconds(kTargetDelay);
+    const double base = seconds(min_rtt_);
     if (delay > target) {
       window_ *= std::max(0.5, 1.0 - kDelayBeta * (delay - target) / delay);
-    } else {
-      window_ *= 1.0 + kMaxGrowth * (1.0 - delay / target);
+    } else if (delay <= target / 10) {
+      window_ *= 1.0 + kMaxGrowth;
+    } else {  // FAST TCP's update: kQueueShare of this node's queries wait in the SA's queue
+      const double fast = window_ * base / (base + delay) + kQueueShare;
+      window_ = std::min(2 * window_, (1 - kFastGain) * window_ + kFastGain * fast);
     }
   }
   clamp();

@@ -5,14 +5,16 @@
 // SA's queue) and losses (a timeout after the fabric's MAD resends, or a BUSY, which the fabric
 // reports as a timeout).
 //
-// Loss halves the window (once per round trip). Once per round trip, a mean queueing delay above
-// kTargetDelay shrinks it in proportion to the excess; below it the window grows by a factor that
-// falls to 0 at the target (multiplicative, so the fabric-wide growth per round trip does not
-// scale with the number of nodes). Every send waits srtt / window after the last (a window below
-// 1 is a pace: one query per 1/window round trips), each gap drawn from [0.5, 1.5] x its length
-// (seeded), so nodes do not move in step. The owner's token bucket (Policy::sa_rate / sa_burst)
-// and Policy::sa_max_inflight stay the upper bounds.
-// Pure: time comes from the caller.
+// Loss halves the window (once per round trip). Once per round trip, from the mean queueing
+// delay d of its answers: d above kTargetDelay shrinks the window in proportion to the excess;
+// d below kTargetDelay / 10 (no queue to speak of) grows it by kMaxGrowth; in between, FAST TCP's
+// update w <- w/2 + (w * base / rtt + kQueueShare) / 2 holds kQueueShare of this node's queries
+// in the SA's queue, which shares the SA fairly among any number of nodes (all see the same d)
+// and keeps the queue at N x kQueueShare, 20 ms of OpenSM's work at 10,000 nodes. Every send
+// waits srtt / window after the last (a window below 1 is a pace: one query per 1/window round
+// trips), each gap drawn from [0.5, 1.5] x its length (seeded), so nodes do not move in step.
+// The owner's token bucket (Policy::sa_rate / sa_burst) and Policy::sa_max_inflight stay the
+// upper bounds. Pure: time comes from the caller.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +29,9 @@ class SaPacer {
   static constexpr Duration kTargetDelay = std::chrono::milliseconds(10);  // SA queueing aimed at
   static constexpr double kInitialWindow = 4.0;
   static constexpr double kMinWindow = 1.0 / 1024;  // one query per 1,024 round trips
-  static constexpr double kMaxGrowth = 0.5;          // per round trip, with no queueing at all
+  static constexpr double kMaxGrowth = 0.5;          // per round trip, queueing < target / 10
+  static constexpr double kQueueShare = 0.1;         // FAST's alpha: queries of ours in the queue
+  static constexpr double kFastGain = 0.5;           // FAST's gamma
   static constexpr double kDelayBeta = 0.8;          // decrease per round trip, x excess / delay
 
   // `max_window`: the in-flight cap (Policy::sa_max_inflight).

@@ -63,13 +63,24 @@ TEST(SaPacer, RoundTripGrowthShrinksTheWindow) {
   const double after_one = p.window();
   answer(p, now, 1ms + 50ms);
   EXPECT_LT(p.window(), after_one);
-  // Queueing just below the target holds the window nearly still; far below, it grows.
-  SaPacer q(64, 1);
-  TimePoint t = at(1s);
-  answer(q, t, 1ms);
-  answer(q, t, 1ms + 9ms);
-  EXPECT_GT(q.window(), SaPacer::kInitialWindow * 1.5);  // the first answer grew it by 1.5
-  EXPECT_LT(q.window(), SaPacer::kInitialWindow * 1.5 * 1.1);
+}
+
+// Between target/10 and the target, FAST's update: two nodes that start far apart end with the
+// same window, the one that keeps kQueueShare of their queries in the queue (w x delay / rtt).
+TEST(SaPacer, ModerateQueueingSharesTheSaFairly) {
+  SaPacer small(64, 1), large(64, 2);
+  TimePoint t1 = at(1s), t2 = at(1s);
+  answer(small, t1, 1ms);
+  answer(large, t2, 1ms);
+  for (int i = 0; i < 10; ++i) answer(large, t2, 1ms);  // large grew to the cap meanwhile
+  ASSERT_EQ(large.window(), 64.0);
+  for (int i = 0; i < 60; ++i) {
+    answer(small, t1, 1ms + 5ms);
+    answer(large, t2, 1ms + 5ms);
+  }
+  const double fair = SaPacer::kQueueShare * 6.0 / 5.0;
+  EXPECT_NEAR(small.window(), fair, 0.01 * fair);
+  EXPECT_NEAR(large.window(), fair, 0.01 * fair);
 }
 
 TEST(SaPacer, NeverBelowOneInFlightNorAboveTheCap) {
