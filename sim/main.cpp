@@ -35,9 +35,11 @@ int main(int argc, char** argv) {
   app.add_option("--nodes", sc.nodes, "simulated nodes N")->check(CLI::Range(2u, 20'000u));
   app.add_option("--ranks", sc.ranks, "ranks (processes) per node R")->check(CLI::Range(1u, 1024u));
   app.add_option("--sa-rate", sc.sa.rate_per_s, "SA service rate, PathRecords/s")->check(CLI::PositiveNumber);
-  app.add_option("--sa-queue", sc.sa.queue_limit, "SA queue limit (requests beyond are dropped; 0: none, as OpenSM)");
+  app.add_option("--sa-queue", sc.sa.queue_limit,
+                 "SA queue limit (requests beyond are dropped; 0: none, as OpenSM)");
   app.add_option("--sa-fifo-timeout-ms", fifo_timeout_ms,
-                 "OpenSM max_msg_fifo_timeout: drop GETs while the head of the queue waited longer (0: never)")
+                 "OpenSM max_msg_fifo_timeout: GETs are dropped while the last one taken off the "
+                 "queue had waited longer (0: never)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--pace", pace, "adaptive (the Policy: SaPacer) | fixed (token bucket only) | "
                  "oracle (0.8 x sa-rate / N per node)")

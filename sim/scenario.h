@@ -39,7 +39,8 @@ struct Scenario {
   std::uint32_t window = 64;
   core::Policy policy;  // of every node's Resolver
   Pace pace = Pace::policy;
-  std::optional<core::Duration> request_timeout;  // of each resolve; default Policy::request_timeout
+  // Of each resolve; default Policy::request_timeout (job-start: Policy::max_request_timeout).
+  std::optional<core::Duration> request_timeout;
 
   // churn and sm-restart: steady traffic until `duration_s`.
   double duration_s = 60.0;

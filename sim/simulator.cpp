@@ -61,6 +61,11 @@ Simulator::Simulator(const Scenario& scenario)
     sa_.add_outage(from, from + seconds_to_ns(sc_.sa_outage_s));
   }
 
+  // A job's wire-up waits as long as the daemon lets it: each node's window of connects waits
+  // window x N / sa_rate (5 s at 4,000 nodes), longer than the daemon's default deadline.
+  if (sc_.workload == Workload::job_start && !sc_.request_timeout) {
+    sc_.request_timeout = sc_.policy.max_request_timeout;
+  }
   if (sc_.pace != Pace::policy) sc_.policy.sa_adaptive = false;
   if (sc_.pace == Pace::oracle) {
     sc_.policy.sa_rate = 0.8 * sc_.sa.rate_per_s / sc_.nodes;

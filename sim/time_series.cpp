@@ -19,8 +19,8 @@ double TimeSeries::peak_sa_qps() const {
 }
 
 std::uint64_t TimeSeries::buckets_waiting_over(std::int64_t limit_ns) const {
-  return static_cast<std::uint64_t>(std::count_if(buckets_.begin(), buckets_.end(),
-                                                  [limit_ns](const Bucket& b) { return b.sa_max_wait_ns > limit_ns; }));
+  const auto over = [limit_ns](const Bucket& b) { return b.sa_max_wait_ns > limit_ns; };
+  return static_cast<std::uint64_t>(std::count_if(buckets_.begin(), buckets_.end(), over));
 }
 
 bool TimeSeries::write_csv(const std::string& path) const {
@@ -33,7 +33,8 @@ bool TimeSeries::write_csv(const std::string& path) const {
     out << static_cast<double>(i) * static_cast<double>(bucket_ns_) / 1e9 << ','
         << static_cast<double>(b.sa_arrivals) * per_s << ','
         << static_cast<double>(b.sa_served) * per_s << ',' << b.sa_dropped << ','
-        << b.completions << ',' << b.failures << ',' << static_cast<double>(b.sa_max_wait_ns) / 1e6 << '\n';
+        << b.completions << ',' << b.failures << ','
+        << static_cast<double>(b.sa_max_wait_ns) / 1e6 << '\n';
   }
   return static_cast<bool>(out);
 }

@@ -86,7 +86,8 @@ void Resolver::Impl::start_revalidation(PathCache::Index i) {
 }
 
 std::uint32_t Resolver::Impl::send_cap() const {
-  return policy.sa_adaptive ? std::min(policy.sa_max_inflight, pacer.allowed_inflight()) : policy.sa_max_inflight;
+  if (!policy.sa_adaptive) return policy.sa_max_inflight;
+  return std::min(policy.sa_max_inflight, pacer.allowed_inflight());
 }
 
 void Resolver::Impl::pump() {
@@ -105,7 +106,8 @@ void Resolver::Impl::pump() {
     auto* queue = front_is_live(urgent_queue)       ? &urgent_queue
                   : front_is_live(background_queue) ? &background_queue
                                                     : nullptr;
-    if (!queue || (policy.sa_adaptive && now() < pacer.next_send()) || !bucket.try_take(now())) return;
+    if (!queue || (policy.sa_adaptive && now() < pacer.next_send())) return;
+    if (!bucket.try_take(now())) return;
     JobId id = queue->front().first;
     queue->pop_front();
     send_query(id);
