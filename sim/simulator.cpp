@@ -61,6 +61,16 @@ Simulator::Simulator(const Scenario& scenario)
     sa_.add_outage(from, from + seconds_to_ns(sc_.sa_outage_s));
   }
 
+  // A job's wire-up waits as long as the daemon lets it: each node's window of connects waits
+  // window x N / sa_rate (5 s at 4,000 nodes), longer than the daemon's default deadline.
+  if (sc_.workload == Workload::job_start && !sc_.request_timeout) {
+    sc_.request_timeout = sc_.policy.max_request_timeout;
+  }
+  if (sc_.pace != Pace::policy) sc_.policy.sa_adaptive = false;
+  if (sc_.pace == Pace::oracle) {
+    sc_.policy.sa_rate = 0.8 * sc_.sa.rate_per_s / sc_.nodes;
+    sc_.policy.sa_burst = 1;
+  }
   nodes_.resize(sc_.nodes);
   ranks_.resize(static_cast<std::size_t>(sc_.nodes) * sc_.ranks);
   for (std::uint32_t n = 0; n < sc_.nodes; ++n) {
@@ -93,6 +103,9 @@ RunResult Simulator::run() {
   result_.sa_queries = sa.arrived;
   result_.sa_served = sa.served;
   result_.sa_dropped = sa.dropped;
+  result_.sa_overload_dropped = sa.overload_dropped;
+  result_.sa_max_wait_ms = ns_to_ms(sa.max_wait_ns);
+  result_.sa_late_buckets = series_.buckets_waiting_over(sc_.mad_timeout_ns);
   result_.sa_peak_qps = series_.peak_sa_qps();
   result_.resolve_p50_ms = ns_to_ms(latency_.quantile(0.50));
   result_.resolve_p99_ms = ns_to_ms(latency_.quantile(0.99));

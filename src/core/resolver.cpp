@@ -7,7 +7,8 @@
 namespace ibat::core {
 
 Resolver::Impl::Impl(const Policy& p, const Clock& c, QuerySink& s, std::uint64_t seed)
-    : policy(p), clock(c), sink(s), prng(seed), bucket(p.sa_rate, p.sa_burst, c.now()) {}
+    : policy(p), clock(c), sink(s), prng(seed), bucket(p.sa_rate, p.sa_burst, c.now()),
+      pacer(p.sa_max_inflight, seed ^ 0x5A9ACE5EEDULL) {}
 
 Resolver::Resolver(const Policy& policy, const Clock& clock, QuerySink& sink, std::uint64_t seed)
     : impl_(std::make_unique<Impl>(policy, clock, sink, seed)) {}
@@ -65,8 +66,10 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   if (!m.retries.empty()) consider(m.retries.top().first);
   if (!m.revalidation_schedule.empty()) consider(m.next_revalidation);
   bool queued = !m.urgent_queue.empty() || !m.background_queue.empty();
-  if (queued && m.port_active && m.inflight.size() < m.policy.sa_max_inflight)
-    consider(m.bucket.next_available(m.now()));
+  if (queued && m.port_active && m.inflight.size() < m.send_cap()) {
+    const TimePoint paced = m.policy.sa_adaptive ? m.pacer.next_send() : TimePoint{};
+    consider(std::max(m.bucket.next_available(m.now()), paced));
+  }
   return next;
 }
 
@@ -91,6 +94,7 @@ void Resolver::set_policy(const Policy& policy) {
   Impl& m = *impl_;
   m.policy = policy;
   m.bucket.configure(policy.sa_rate, policy.sa_burst, m.now());
+  m.pacer.set_max_window(policy.sa_max_inflight);
   m.make_room();
   m.settle();
 }

@@ -18,6 +18,7 @@
 #include "core/neighbour_table.h"
 #include "core/path_cache.h"
 #include "core/resolver.h"
+#include "core/sa_pacer.h"
 #include "core/token_bucket.h"
 
 namespace ibat::core {
@@ -60,6 +61,7 @@ struct Job {
   bool for_cache = false;       // revalidation or prefetch: wanted even without waiters
   bool retry_wait = false;      // waiting for its backoff to end
   TimePoint retry_at{};
+  TimePoint sent_at{};          // of the query in flight
 };
 
 struct Pending {
@@ -117,6 +119,7 @@ struct Resolver::Impl {
   void compact_queue(std::deque<std::pair<JobId, std::uint64_t>>& queue);
   void remember_lid_failure(const LidKey& key, TimePoint until, Error error);
   void start_revalidation(PathCache::Index i);
+  std::uint32_t send_cap() const;  // queries that may be in flight now
   void pump();
   void send_query(JobId id);
   void accept(JobId id, const PathRecord& path);
@@ -148,6 +151,7 @@ struct Resolver::Impl {
   PathCache cache;
   NeighbourTable neighbours;
   TokenBucket bucket;
+  SaPacer pacer;  // used when policy.sa_adaptive
   std::optional<LocalPort> port;  // unknown until the first on_local_port (then assumed usable)
   bool port_active = true;
   std::optional<BroadcastParams> broadcast;

@@ -1,0 +1,89 @@
+// SA congestion control (see sa_pacer.h).
+#include "core/sa_pacer.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ibat::core {
+namespace {
+
+double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
+Duration from_seconds(double s) {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s));
+}
+
+}  // namespace
+
+SaPacer::SaPacer(std::uint32_t max_window, std::uint64_t seed)
+    : max_window_(max_window), prng_(seed) {
+  clamp();
+}
+
+void SaPacer::set_max_window(std::uint32_t max_window) {
+  max_window_ = max_window;
+  clamp();
+}
+
+void SaPacer::clamp() { window_ = std::clamp(window_, kMinWindow, std::max(1.0, max_window_)); }
+
+std::uint32_t SaPacer::allowed_inflight() const {
+  const auto w = static_cast<std::uint32_t>(window_);
+  return std::clamp<std::uint32_t>(w, 1, static_cast<std::uint32_t>(std::max(1.0, max_window_)));
+}
+
+void SaPacer::on_send(TimePoint now) {
+  const double gap_s = seconds(srtt_) / window_ * (0.5 + prng_.uniform01());
+  next_send_ = now + from_seconds(gap_s);
+}
+
+void SaPacer::on_answer(TimePoint sent, TimePoint now) {
+  const Duration rtt = std::max(Duration::zero(), now - sent);
+  if (!have_rtt_) {
+    have_rtt_ = true;
+    srtt_ = rtt;
+    min_rtt_ = rtt;
+  } else {
+    srtt_ += (rtt - srtt_) / 8;
+    min_rtt_ = std::min(min_rtt_, rtt);
+  }
+  delay_sum_s_ += seconds(rtt - min_rtt_);
+  ++delay_samples_;
+  if (now >= round_end_) end_round(now);
+}
+
+// The queries in flight when the SA is swamped are lost together: one halving for all of them.
+void SaPacer::on_loss(TimePoint now) {
+  if (now < loss_guard_) return;
+  window_ *= 0.5;
+  clamp();
+  loss_guard_ = now + srtt_;
+  start_round(now);
+}
+
+// Once per round trip: queueing beyond the target shrinks the window in proportion to the
+// excess, queueing below it lets it grow.
+void SaPacer::end_round(TimePoint now) {
+  if (delay_samples_ > 0) {
+    const double delay = delay_sum_s_ / delay_samples_;
+    const double target = seconds(kTargetDelay);
+    const double base = seconds(min_rtt_);
+    if (delay > target) {
+      window_ *= std::max(0.5, 1.0 - kDelayBeta * (delay - target) / delay);
+    } else if (delay <= target / 10) {
+      window_ *= 1.0 + kMaxGrowth;
+    } else {  // FAST TCP's update: kQueueShare of this node's queries wait in the SA's queue
+      const double fast = window_ * base / (base + delay) + kQueueShare;
+      window_ = std::min(2 * window_, (1 - kFastGain) * window_ + kFastGain * fast);
+    }
+  }
+  clamp();
+  start_round(now);
+}
+
+void SaPacer::start_round(TimePoint now) {
+  delay_sum_s_ = 0;
+  delay_samples_ = 0;
+  round_end_ = now + srtt_;
+}
+
+}  // namespace ibat::core
