@@ -173,7 +173,7 @@ ResolveResult Resolver::Impl::served(const CacheEntry& e) const {
   return {.error = Error::ok, .path = e.path.unpack(e.key), .state = e.state, .age = now() - e.produced};
 }
 
-void Resolver::Impl::resolve_gid(RequestId id, Pending&& p, const PathKey& key) {
+void Resolver::Impl::resolve_gid(RequestId id, Pending&& p, const PathKey& key, bool may_hold) {
   PathCache::Index i = cache.find(key);
   if (i != PathCache::npos) {
     cache.touch(i, now());
@@ -183,7 +183,7 @@ void Resolver::Impl::resolve_gid(RequestId id, Pending&& p, const PathKey& key) 
         // Our own LID moved, so the SM gave out new LIDs and this path carries old ones: wait for
         // its revalidation (asked now, ahead of idle entries) rather than hand out a DLID that may
         // lead to another port. The old path stays the fall-back (docs/design.md §3).
-        if (lids_moved_under(e) && !p.request.cache_only) {
+        if (may_hold && lids_moved_under(e) && !p.request.cache_only) {
           if (now() >= e.retry_after) {
             ++stats.stale_holds;
             if (!e.pinned()) ++stats.revalidations;
@@ -212,7 +212,7 @@ void Resolver::Impl::resolve_lid(RequestId id, Pending&& p, const LidKey& key) {
   if (!p.request.force_sa) {
     if (PathCache::Index i = cache.find_by_lid(key.sgid, key.dlid, key.pkey); i != PathCache::npos) {
       const PathKey gid_key = cache.at(i).key;
-      return resolve_gid(id, std::move(p), gid_key);
+      return resolve_gid(id, std::move(p), gid_key, false);
     }
     if (auto it = lid_failures.find(key); it != lid_failures.end()) {
       if (now() < it->second.until) return deliver(id, std::move(p), failure(it->second.error));

@@ -92,7 +92,8 @@ struct Resolver::Impl {
 
   // resolver.cpp: requests.
   void dispatch(RequestId id, Pending&& p);
-  void resolve_gid(RequestId id, Pending&& p, const PathKey& key);
+  // may_hold: false for a resolve by LID, whose answer must carry the DLID it asked for.
+  void resolve_gid(RequestId id, Pending&& p, const PathKey& key, bool may_hold = true);
   void resolve_lid(RequestId id, Pending&& p, const LidKey& key);
   void wait_on_job(RequestId id, Pending&& p, const JobKey& key);
   void wait_for_neighbour(RequestId id, Pending&& p, const IpAddr& ip);

@@ -151,6 +151,15 @@ TEST_F(ResolverNewLidsTest, CacheOnlyRequestGetsTheStalePathAtOnce) {
   EXPECT_EQ(rec.last[id].path.dlid, Lid{101});
 }
 
+TEST_F(ResolverNewLidsTest, ResolveByLidIsAnsweredWithTheLidAskedFor) {
+  populate(1);
+  restart_with_new_lids();
+  // Held for the GID's fresh path, it would get another DLID than the one it asked for.
+  RequestId id = resolve_target(Lid{101});
+  ASSERT_EQ(rec.times(id), 1);
+  EXPECT_EQ(rec.last[id].path.dlid, Lid{101});
+}
+
 TEST_F(ResolverNewLidsTest, QueryInFlightAcrossTheLidChangeIsAskedAgain) {
   RequestId id = resolve_gid(remote_gid(1));
   PathQuery old = sink.sent.back();
