@@ -43,6 +43,8 @@ nlohmann::json to_json(const Scenario& s, const RunResult& r) {
       {"resolver_sa_queries", r.resolver_sa_queries},
       {"cache_hits", r.cache_hits},
       {"stale_hits", r.stale_hits},
+      {"stale_holds", r.stale_holds},
+      {"stale_fallbacks", r.stale_fallbacks},
       {"coalesced", r.coalesced},
       {"evictions", r.evictions},
       {"revalidations", r.revalidations},

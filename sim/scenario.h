@@ -80,6 +80,8 @@ struct RunResult {
   std::uint64_t resolver_sa_queries = 0;  // sum of Resolver stats (0 for per-process)
   std::uint64_t cache_hits = 0;
   std::uint64_t stale_hits = 0;
+  std::uint64_t stale_holds = 0;      // held for the fresh answer: the node's own LID moved
+  std::uint64_t stale_fallbacks = 0;  // of those, answered with the old path
   std::uint64_t coalesced = 0;
   std::uint64_t evictions = 0;
   std::uint64_t revalidations = 0;

@@ -116,6 +116,8 @@ RunResult Simulator::run() {
     result_.resolver_sa_queries += st.sa_queries;
     result_.cache_hits += st.cache_hits;
     result_.stale_hits += st.stale_hits;
+    result_.stale_holds += st.stale_holds;
+    result_.stale_fallbacks += st.stale_fallbacks;
     result_.coalesced += st.coalesced;
     result_.evictions += st.evictions;
     result_.revalidations += st.revalidations;

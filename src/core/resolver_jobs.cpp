@@ -227,7 +227,10 @@ void Resolver::Impl::give_up(JobId id, Error error) {
     }
   }
   destroy_job(id);
-  for (RequestId w : waiters) complete_detached(w, failure(error));
+  for (RequestId w : waiters) {
+    const bool held = pending.at(w).stale_fallback;
+    complete_detached(w, held ? held_fallback(key.path_key(), error) : failure(error));
+  }
 }
 
 // Bounded by the cache capacity: expired failures are swept first; if the table is still full
