@@ -68,8 +68,9 @@ rc=0
 "$LOAD" --json --socket "$(sock A)" --dgids "$stale" --count 64 --expect-exists >"$FAULTS_DIR/stale.json" 2>/dev/null || rc=$?
 expect_eq "ibat-load exit against the old LIDs" "$rc" 1
 expect_eq "answers flagged with an old DLID" "$(jq_py "$FAULTS_DIR/stale.json" 's["wrong_dlid"]')" 64
-report "sm restart --new-lids (all 32 LIDs move)" "$out" "all entries revalidated ${revalidated_ms} ms after SUBNET UP"
-report "… from both daemons noticing their LID moved (${noticed_ms} ms after SUBNET UP), answers checked against the new LIDs" \
-  "$FAULTS_DIR/noticed.json" "old-DLID answers: ${old_dlids}"
+report "sm restart --new-lids (all 32 LIDs move)" "$out" \
+  "revalidated ${revalidated_ms} ms after SUBNET UP; old-DLID answers once both daemons noticed the move (${noticed_ms} ms): ${old_dlids}"
+report "… from the daemons noticing the move, answers checked against the new LIDs" "$FAULTS_DIR/noticed.json" \
+  "old-DLID answers: ${old_dlids}"
 report "… then every answer checked against the new LIDs" "$FAULTS_DIR/after.json"
 faults_finish
