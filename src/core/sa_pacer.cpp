@@ -32,7 +32,7 @@ std::uint32_t SaPacer::allowed_inflight() const {
 }
 
 void SaPacer::on_send(TimePoint now) {
-  const double gap_s = seconds(srtt_) / window_ * (0.5 + prng_.uniform01());
+  const double gap_s = std::min(seconds(srtt_) / window_, seconds(kMaxGap)) * (0.5 + prng_.uniform01());
   next_send_ = now + from_seconds(gap_s);
 }
 
@@ -51,12 +51,13 @@ void SaPacer::on_answer(TimePoint sent, TimePoint now) {
   if (now >= round_end_) end_round(now);
 }
 
-// The queries in flight when the SA is swamped are lost together: one halving for all of them.
-void SaPacer::on_loss(TimePoint now) {
-  if (now < loss_guard_) return;
+// The queries in flight when the SA is swamped are lost together: one halving for all of them,
+// as in TCP NewReno a query sent before the last halving does not halve again.
+void SaPacer::on_loss(TimePoint sent, TimePoint now) {
+  if (sent < last_cut_) return;
   window_ *= 0.5;
   clamp();
-  loss_guard_ = now + srtt_;
+  last_cut_ = now;
   start_round(now);
 }
 
