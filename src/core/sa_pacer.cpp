@@ -46,7 +46,8 @@ void SaPacer::on_answer(TimePoint sent, TimePoint now) {
     srtt_ += (rtt - srtt_) / 8;
     min_rtt_ = std::min(min_rtt_, rtt);
   }
-  delay_sum_s_ += seconds(rtt - min_rtt_);
+  const double delay = seconds(rtt - min_rtt_);
+  round_delay_s_ = delay_samples_ == 0 ? delay : std::min(round_delay_s_, delay);
   ++delay_samples_;
   if (now >= round_end_) end_round(now);
 }
@@ -61,11 +62,12 @@ void SaPacer::on_loss(TimePoint sent, TimePoint now) {
   start_round(now);
 }
 
-// Once per round trip: queueing beyond the target shrinks the window in proportion to the
+// Once per round trip, from the smallest queueing delay of its answers (a queue that stands for a
+// whole round, not one slow answer): queueing beyond the target shrinks the window in proportion to the
 // excess, queueing below it lets it grow.
 void SaPacer::end_round(TimePoint now) {
   if (delay_samples_ > 0) {
-    const double delay = delay_sum_s_ / delay_samples_;
+    const double delay = round_delay_s_;
     const double target = seconds(kTargetDelay);
     const double base = seconds(min_rtt_);
     if (delay > target) {
@@ -82,7 +84,7 @@ void SaPacer::end_round(TimePoint now) {
 }
 
 void SaPacer::start_round(TimePoint now) {
-  delay_sum_s_ = 0;
+  round_delay_s_ = 0;
   delay_samples_ = 0;
   round_end_ = now + srtt_;
 }

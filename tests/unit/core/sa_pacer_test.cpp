@@ -84,6 +84,21 @@ TEST(SaPacer, ModerateQueueingSharesTheSaFairly) {
   EXPECT_NEAR(large.window(), fair, 0.01 * fair);
 }
 
+// One slow answer in a round is noise (a busy host, a scheduler), not a queue at the SA: the
+// round's smallest delay decides.
+TEST(SaPacer, OneSlowAnswerInARoundIsNotAQueue) {
+  SaPacer p(64, 1);
+  TimePoint now = at(1s);
+  for (int i = 0; i < 3; ++i) answer(p, now, 1ms);
+  const double before = p.window();
+  // One round trip (srtt ~1 ms) with four answers, one of them 30 ms late.
+  p.on_answer(now - 1ms, now + 100us);
+  p.on_answer(now - 30ms, now + 200us);
+  p.on_answer(now - 1ms, now + 300us);
+  p.on_answer(now - 1ms, now + 2ms);  // ends the round
+  EXPECT_GE(p.window(), before);
+}
+
 TEST(SaPacer, NeverBelowOneInFlightNorAboveTheCap) {
   SaPacer p(8, 1);
   TimePoint now = at(1s);
