@@ -137,7 +137,7 @@ void Resolver::on_query_result(QueryId query, const QueryResult& result) {
   Job& job = m.jobs.at(id);
   job.query = 0;
   if (m.policy.sa_adaptive) {
-    if (result.error == Error::timeout) m.pacer.on_loss(m.now());  // also BUSY (src/fabric)
+    if (result.error == Error::timeout) m.pacer.on_loss(job.sent_at, m.now());  // also BUSY
     else m.pacer.on_answer(job.sent_at, m.now());
   }
   if (result.error == Error::ok) {

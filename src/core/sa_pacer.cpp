@@ -32,7 +32,7 @@ std::uint32_t SaPacer::allowed_inflight() const {
 }
 
 void SaPacer::on_send(TimePoint now) {
-  const double gap_s = seconds(srtt_) / window_ * (0.5 + prng_.uniform01());
+  const double gap_s = std::min(seconds(srtt_) / window_, seconds(kMaxGap)) * (0.5 + prng_.uniform01());
   next_send_ = now + from_seconds(gap_s);
 }
 
@@ -46,25 +46,28 @@ void SaPacer::on_answer(TimePoint sent, TimePoint now) {
     srtt_ += (rtt - srtt_) / 8;
     min_rtt_ = std::min(min_rtt_, rtt);
   }
-  delay_sum_s_ += seconds(rtt - min_rtt_);
+  const double delay = seconds(rtt - min_rtt_);
+  round_delay_s_ = delay_samples_ == 0 ? delay : std::min(round_delay_s_, delay);
   ++delay_samples_;
   if (now >= round_end_) end_round(now);
 }
 
-// The queries in flight when the SA is swamped are lost together: one halving for all of them.
-void SaPacer::on_loss(TimePoint now) {
-  if (now < loss_guard_) return;
+// The queries in flight when the SA is swamped are lost together: one halving for all of them,
+// as in TCP NewReno a query sent before the last halving does not halve again.
+void SaPacer::on_loss(TimePoint sent, TimePoint now) {
+  if (sent < last_cut_) return;
   window_ *= 0.5;
   clamp();
-  loss_guard_ = now + srtt_;
+  last_cut_ = now;
   start_round(now);
 }
 
-// Once per round trip: queueing beyond the target shrinks the window in proportion to the
+// Once per round trip, from the smallest queueing delay of its answers (a queue that stands for a
+// whole round, not one slow answer): queueing beyond the target shrinks the window in proportion to the
 // excess, queueing below it lets it grow.
 void SaPacer::end_round(TimePoint now) {
   if (delay_samples_ > 0) {
-    const double delay = delay_sum_s_ / delay_samples_;
+    const double delay = round_delay_s_;
     const double target = seconds(kTargetDelay);
     const double base = seconds(min_rtt_);
     if (delay > target) {
@@ -81,7 +84,7 @@ void SaPacer::end_round(TimePoint now) {
 }
 
 void SaPacer::start_round(TimePoint now) {
-  delay_sum_s_ = 0;
+  round_delay_s_ = 0;
   delay_samples_ = 0;
   round_end_ = now + srtt_;
 }

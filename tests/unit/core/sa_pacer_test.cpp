@@ -40,16 +40,17 @@ TEST(SaPacer, GrowsWhileTheRoundTripIsFlatAndNothingIsLost) {
   EXPECT_EQ(p.allowed_inflight(), 64u);
 }
 
-TEST(SaPacer, LossHalvesTheWindowOncePerRoundTrip) {
+TEST(SaPacer, LossHalvesTheWindowOnceForTheQueriesInFlight) {
   SaPacer p(64, 1);
   TimePoint now = at(1s);
   for (int i = 0; i < 10; ++i) answer(p, now, 1ms);
   ASSERT_EQ(p.window(), 64.0);
-  p.on_loss(now);
+  const TimePoint sent = now - 1ms;
+  p.on_loss(sent, now);
   EXPECT_EQ(p.window(), 32.0);
-  p.on_loss(now + 100us);  // the same round trip: the same congestion event
+  p.on_loss(sent + 10us, now + 100ms);  // in flight with the first: the same congestion event
   EXPECT_EQ(p.window(), 32.0);
-  p.on_loss(now + 2ms);
+  p.on_loss(now + 1ms, now + 200ms);  // sent after the halving: the SA is still swamped
   EXPECT_EQ(p.window(), 16.0);
 }
 
@@ -83,10 +84,25 @@ TEST(SaPacer, ModerateQueueingSharesTheSaFairly) {
   EXPECT_NEAR(large.window(), fair, 0.01 * fair);
 }
 
+// One slow answer in a round is noise (a busy host, a scheduler), not a queue at the SA: the
+// round's smallest delay decides.
+TEST(SaPacer, OneSlowAnswerInARoundIsNotAQueue) {
+  SaPacer p(64, 1);
+  TimePoint now = at(1s);
+  for (int i = 0; i < 3; ++i) answer(p, now, 1ms);
+  const double before = p.window();
+  // One round trip (srtt ~1 ms) with four answers, one of them 30 ms late.
+  p.on_answer(now - 1ms, now + 100us);
+  p.on_answer(now - 30ms, now + 200us);
+  p.on_answer(now - 1ms, now + 300us);
+  p.on_answer(now - 1ms, now + 2ms);  // ends the round
+  EXPECT_GE(p.window(), before);
+}
+
 TEST(SaPacer, NeverBelowOneInFlightNorAboveTheCap) {
   SaPacer p(8, 1);
   TimePoint now = at(1s);
-  for (int i = 0; i < 100; ++i) p.on_loss(now += 1s);
+  for (int i = 0; i < 100; ++i, now += 1s) p.on_loss(now, now + 1ms);
   EXPECT_EQ(p.window(), SaPacer::kMinWindow);
   EXPECT_EQ(p.allowed_inflight(), 1u);
   for (int i = 0; i < 200; ++i) answer(p, now, 1ms);
@@ -100,14 +116,25 @@ TEST(SaPacer, AWindowBelowOneIsAPaceOfSrttOverWindow) {
   SaPacer p(64, 1);
   TimePoint now = at(1s);
   answer(p, now, 10ms);
-  for (int i = 0; i < 20; ++i) p.on_loss(now += 1s);
+  for (int i = 0; i < 6; ++i, now += 1s) p.on_loss(now, now + 1ms);
   const double w = p.window();
   ASSERT_LT(w, 1.0);
   p.on_send(now);
   const Duration gap = p.next_send() - now;
   const double nominal_s = std::chrono::duration<double>(p.srtt()).count() / w;
+  ASSERT_LT(nominal_s, 1.0);
   EXPECT_GE(std::chrono::duration<double>(gap).count(), 0.5 * nominal_s);
   EXPECT_LE(std::chrono::duration<double>(gap).count(), 1.5 * nominal_s);
+}
+
+TEST(SaPacer, ThePaceIsAtLeastOneQueryASecond) {
+  SaPacer p(64, 1);
+  TimePoint now = at(1s);
+  answer(p, now, 100ms);
+  for (int i = 0; i < 20; ++i, now += 1s) p.on_loss(now, now + 1ms);
+  ASSERT_GT(std::chrono::duration<double>(p.srtt()).count() / p.window(), 1.0);
+  p.on_send(now);
+  EXPECT_LE(p.next_send() - now, SaPacer::kMaxGap * 3 / 2);
 }
 
 TEST(SaPacer, JitterSpreadsSendTimesAcrossNodesAndIsReproducible) {
