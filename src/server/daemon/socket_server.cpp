@@ -61,6 +61,7 @@ void Connection::on_read(asio::error_code ec, std::size_t n) {
     return;
   }
   if (closing()) return;
+  ++server_.counters_.reads;
   on_bytes(std::span<const std::uint8_t>(in_.data(), n));
   if (closed_) return;
   flush();
@@ -100,6 +101,7 @@ void Connection::flush() {
     out_.pop_front();
   } while (!style_.one_message_per_write && !out_.empty());
   writing_active_ = true;
+  ++server_.counters_.writes;
   asio::async_write(socket_, asio::buffer(writing_),
                     [self = shared_from_this()](asio::error_code ec, std::size_t) { self->on_written(ec); });
 }
