@@ -64,15 +64,16 @@ bool TableClient::resolve(const ibat_target& target, const ibat_resolve_opts* op
   if (has_sgid) std::memcpy(sgid.raw.data(), opts->sgid.raw, 16);
   const core::Pkey pkey{has_pkey ? opts->pkey : std::uint16_t{0}};
   const auto& reader = table_.reader;
-  auto hit = reader.lookup(reader.key_for(dgid, has_sgid ? &sgid : nullptr, has_pkey ? &pkey : nullptr));
-  if (!hit) return false;
-  record(*hit);
+  shm::TableHit hit;
+  if (!reader.lookup(reader.key_for(dgid, has_sgid ? &sgid : nullptr, has_pkey ? &pkey : nullptr), hit))
+    return false;
+  record(hit);
   const std::uint64_t now = monotonic_ms();
-  const std::uint64_t age = now > hit->produced_ms ? now - hit->produced_ms : 0;
-  const auto* wire = reinterpret_cast<const std::uint8_t*>(hit->path.record);
+  const std::uint64_t age = now > hit.produced_ms ? now - hit.produced_ms : 0;
+  const auto* wire = reinterpret_cast<const std::uint8_t*>(hit.path.record);
   std::memcpy(out.dgid.raw, wire + shm::kRecordDgidWord * 8, 16);
   std::memcpy(out.sgid.raw, wire + shm::kRecordSgidWord * 8, 16);
-  std::memcpy(reinterpret_cast<unsigned char*>(&out) + offsetof(ibat_path, dlid), hit->path.fields,
+  std::memcpy(reinterpret_cast<unsigned char*>(&out) + offsetof(ibat_path, dlid), hit.path.fields,
               sizeof(shm::PathFields));
   out.state = IBAT_STATE_VALID;
   out.age_ms = static_cast<std::uint32_t>(age < UINT32_MAX ? age : UINT32_MAX);
@@ -80,18 +81,10 @@ bool TableClient::resolve(const ibat_target& target, const ibat_resolve_opts* op
   return true;
 }
 
-void TableClient::record(const shm::TableHit& hit) {
-  if (hit.generation != generation_) {  // slots of an older generation name nothing any more
-    for (std::uint32_t slot : slots_) seen_[slot / 64] = 0;
-    slots_.clear();
-    generation_ = hit.generation;
-  }
-  ++hits_;
-  std::uint64_t& word = seen_[hit.slot / 64];
-  const std::uint64_t bit = 1ULL << (hit.slot % 64);
-  if (word & bit) return;
-  word |= bit;
-  slots_.push_back(hit.slot);
+void TableClient::start_generation(std::uint64_t generation) {
+  for (std::uint32_t slot : slots_) seen_[slot / 64] = 0;  // slots of an older generation name nothing now
+  slots_.clear();
+  generation_ = generation;
 }
 
 protocol::TableHits TableClient::take_report() {

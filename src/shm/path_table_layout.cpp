@@ -27,16 +27,6 @@ core::Gid TableKey::destination() const {
   return g;
 }
 
-std::uint64_t hash_key(const TableKey& key) {
-  std::uint64_t h = key.dgid[1] * 0x9E3779B97F4A7C15ULL;
-  h ^= (key.dgid[0] + key.pkey) * 0xC2B2AE3D27D4EB4FULL;
-  h ^= (key.sgid[1] ^ (key.sgid[0] << 1)) * 0x165667B19E3779F9ULL;
-  h ^= h >> 32;
-  h *= 0xD6E8FEB86659FD93ULL;
-  h ^= h >> 32;
-  return h;
-}
-
 SlotPath make_slot_path(const core::PathRecord& p) {
   SlotPath out{};
   const PathFields f{p.dlid.value, p.slid.value, p.pkey.value, p.sl,       p.mtu,

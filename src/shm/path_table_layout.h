@@ -84,7 +84,15 @@ struct TableKey {
   core::Gid destination() const;
   bool operator==(const TableKey&) const = default;
 };
-std::uint64_t hash_key(const TableKey& key);
+inline std::uint64_t hash_key(const TableKey& key) {
+  std::uint64_t h = key.dgid[1] * 0x9E3779B97F4A7C15ULL;
+  h ^= (key.dgid[0] + key.pkey) * 0xC2B2AE3D27D4EB4FULL;
+  h ^= (key.sgid[1] ^ (key.sgid[0] << 1)) * 0x165667B19E3779F9ULL;
+  h ^= h >> 32;
+  h *= 0xD6E8FEB86659FD93ULL;
+  h ^= h >> 32;
+  return h;
+}
 
 // What a slot holds besides its key words: the path as libibat hands it out.
 struct SlotPath {

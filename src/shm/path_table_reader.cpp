@@ -71,7 +71,7 @@ bool plausible(const SlotPath& path, const TableKey& key) {
 
 }  // namespace
 
-std::optional<TableHit> PathTableReader::lookup(const TableKey& key) const {
+bool PathTableReader::lookup(const TableKey& key, TableHit& hit) const {
   const std::uint64_t generation = header_->generation.load(kAcquire);
   std::uint32_t slot = static_cast<std::uint32_t>(hash_key(key)) & mask_;
   for (std::uint32_t probe = 0; probe < kMaxProbe; ++probe, slot = (slot + 1) & mask_) {
@@ -87,32 +87,21 @@ std::optional<TableHit> PathTableReader::lookup(const TableKey& key) const {
                           s.key_bits.load(kAcquire) == (key.pkey | kSlotLive);
     if (!same_key) {
       if (slot_generation != generation && (seq & 1) == 0 && s.seq.load(kRelaxed) == seq)
-        return std::nullopt;  // unused in this generation: the end of the probe chain
+        return false;  // unused in this generation: the end of the probe chain
       continue;
     }
-    TableHit hit;
     for (int w = 0; w < 2; ++w) hit.path.fields[w] = s.fields[w].load(kAcquire);
     for (int w = 0; w < kRecordWords; ++w) hit.path.record[w] = s.record[w].load(kAcquire);
     hit.produced_ms = s.produced_ms.load(kAcquire);
     if ((seq & 1) != 0 || s.seq.load(kRelaxed) != seq) continue;  // torn: treat as not this key
-    if (slot_generation != generation) return std::nullopt;       // unused in this generation: end
-    if (!plausible(hit.path, key)) return std::nullopt;
-    if (header_->generation.load(kAcquire) != generation) return std::nullopt;  // invalidated meanwhile
+    if (slot_generation != generation) return false;             // unused in this generation: end
+    if (!plausible(hit.path, key)) return false;
+    if (header_->generation.load(kAcquire) != generation) return false;  // invalidated meanwhile
     hit.slot = slot;
     hit.generation = generation;
-    return hit;
+    return true;
   }
-  return std::nullopt;
-}
-
-TableKey PathTableReader::key_for(const core::Gid& dgid, const core::Gid* sgid, const core::Pkey* pkey) const {
-  TableKey key = TableKey::of(sgid ? *sgid : core::Gid{}, dgid,
-                              pkey ? *pkey : core::Pkey{static_cast<std::uint16_t>(header_->default_pkey.load(kAcquire))});
-  if (!sgid) {
-    key.sgid[0] = header_->local_gid[0].load(kAcquire);
-    key.sgid[1] = header_->local_gid[1].load(kAcquire);
-  }
-  return key;
+  return false;
 }
 
 }  // namespace ibat::shm

@@ -27,11 +27,25 @@ class PathTableReader {
   // A reader of the table in [memory, memory + size), or nullopt with `error` saying what is wrong.
   static std::optional<PathTableReader> open(const void* memory, std::size_t size, std::string& error);
 
-  // The published path of `key`, or nullopt (absent, being rewritten, invalidated, or failing the
-  // checks above).
-  std::optional<TableHit> lookup(const TableKey& key) const;
+  // Fills `hit` with the published path of `key` and returns true; false when absent, being
+  // rewritten, invalidated, or failing the checks above (`hit` then holds nothing of use).
+  bool lookup(const TableKey& key, TableHit& hit) const;
+  std::optional<TableHit> lookup(const TableKey& key) const {
+    TableHit hit;
+    if (!lookup(key, hit)) return std::nullopt;
+    return hit;
+  }
   // The key of a request: its own SGID / P_Key, else the ones the daemon publishes as defaults.
-  TableKey key_for(const core::Gid& dgid, const core::Gid* sgid, const core::Pkey* pkey) const;
+  TableKey key_for(const core::Gid& dgid, const core::Gid* sgid, const core::Pkey* pkey) const {
+    constexpr auto acquire = std::memory_order_acquire;
+    TableKey key = TableKey::of(sgid ? *sgid : core::Gid{}, dgid,
+                                pkey ? *pkey : core::Pkey{static_cast<std::uint16_t>(header_->default_pkey.load(acquire))});
+    if (!sgid) {
+      key.sgid[0] = header_->local_gid[0].load(acquire);
+      key.sgid[1] = header_->local_gid[1].load(acquire);
+    }
+    return key;
+  }
 
   std::uint32_t slot_count() const { return mask_ + 1; }
 
