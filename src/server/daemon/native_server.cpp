@@ -142,9 +142,9 @@ class NativeConnection : public Connection {
   void complete(std::uint32_t id, const core::ResolveResult& result) {
     if (outstanding_.erase(id) == 0) return;
     if (failed_) return;
-    std::vector<std::uint8_t> out;
-    protocol::append_resolve_reply(out, id, result);
-    if (send(std::move(out)) && !in_batch_) flush();
+    reply_.clear();  // reused: no allocation per reply
+    protocol::append_resolve_reply(reply_, id, result);
+    if (send(std::span<const std::uint8_t>(reply_)) && !in_batch_) flush();
   }
 
   // One page per request, so that no listing holds the loop for long (docs/protocol.md, PATHS).
@@ -268,6 +268,7 @@ class NativeConnection : public Connection {
   protocol::FrameSplitter splitter_;
   bool failed_ = false;  // protocol error: nothing more is answered but the ERROR
   bool in_batch_ = false;  // inside on_bytes(): on_read() flushes the replies afterwards
+  std::vector<std::uint8_t> reply_;  // the RESOLVE reply being encoded
   std::unordered_map<std::uint32_t, Outstanding> outstanding_;
   std::unordered_set<std::uint32_t> watches_;
 };
