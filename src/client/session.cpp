@@ -43,6 +43,7 @@ bool Session::flush() {
   while (!broken_ && out_sent_ < out_.size()) {
     ssize_t n = ::send(fd_, out_.data() + out_sent_, out_.size() - out_sent_, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n >= 0) {
+      ++writes_;
       out_sent_ += static_cast<std::size_t>(n);
       continue;
     }
@@ -64,6 +65,7 @@ bool Session::flush() {
   if (out_sent_ == out_.size() || broken_) {
     out_.clear();
     out_sent_ = 0;
+    held_ = 0;
   }
   return !broken_;
 }
@@ -82,7 +84,8 @@ int Session::send(const std::function<void(std::vector<std::uint8_t>&, std::uint
   encode(out_, id);
   if (handler) pending_.emplace(id, Pending{std::move(handler), streaming});
   if (id_out) *id_out = id;
-  flush();
+  // From a reply handler: process() writes it with the others when it returns.
+  if (!reading_ || ++held_ >= kBatchFrames) flush();
   return IBAT_OK;
 }
 
@@ -110,6 +113,7 @@ int Session::process() {
   reading_ = true;
   int rc = read_available();
   reading_ = false;
+  if (out_sent_ < out_.size() && !flush()) return IBAT_EDISCONNECTED;  // what the handlers sent
   return rc;
 }
 

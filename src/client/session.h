@@ -1,6 +1,8 @@
 // The connection behind an ibat_t handle: a Unix stream socket speaking native protocol v1 through
 // ibat_protocol, a table of pending requests keyed by id, non-blocking reads that dispatch each
-// reply frame to its request, and blocking waits for the synchronous calls.
+// reply frame to its request, and blocking waits for the synchronous calls. Requests sent from a
+// reply handler are held and written together when the reading call returns (docs/protocol.md,
+// "Batching").
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,8 @@ class Session {
   static constexpr std::size_t kMaxPending = 1024;
   // A daemon that does not read our requests for this long is treated as gone.
   static constexpr int kStallMs = 10000;
+  // Requests sent from reply handlers are written once this many are held, or when process() ends.
+  static constexpr std::size_t kBatchFrames = 64;
 
   ~Session();
   Session(const Session&) = delete;
@@ -37,9 +41,13 @@ class Session {
   bool connected() const { return fd_ >= 0 && !broken_; }
   std::size_t pending() const { return pending_.size(); }
   const std::string& last_message() const { return last_message_; }
+  // send(2) calls that wrote something: what batching saves (tests, benchmarks).
+  std::uint64_t writes() const { return writes_; }
 
   // Allocates an id, registers `handler` (an empty handler: the reply is not tracked, as for
-  // CANCEL), lets `encode` append the request frame and sends it. While the socket is full, replies
+  // CANCEL), lets `encode` append the request frame and sends it: at once, or, from inside a reply
+  // handler, together with the others sent there when process() returns (or once kBatchFrames are
+  // held). While the socket is full, replies
   // are read and dispatched so that a daemon applying backpressure cannot deadlock us; so handlers
   // may run inside send(). `streaming`: the request stays pending until a reply frame without MORE.
   // Returns IBAT_OK (the handler will run exactly once, with IBAT_EDISCONNECTED if the write
@@ -83,7 +91,9 @@ class Session {
   std::string last_message_;
   std::vector<std::uint8_t> out_;  // frames not yet written, whole frames only
   std::size_t out_sent_ = 0;
+  std::size_t held_ = 0;  // frames in out_ not yet handed to flush()
   bool flushing_ = false;
+  std::uint64_t writes_ = 0;
 };
 
 }  // namespace ibat::client

@@ -4,11 +4,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
-
-#include "client/convert.h"
-#include "mad/path_record.h"
 
 namespace ibat::client {
 
@@ -29,6 +27,19 @@ std::uint64_t monotonic_ms() {
 }
 
 constexpr std::uint32_t kTableFlags = IBAT_RESOLVE_SGID | IBAT_RESOLVE_PKEY | IBAT_RESOLVE_CACHE_ONLY;
+
+// A slot's PathFields are ibat_path's dlid .. flow_label as they are, and its record the wire bytes.
+static_assert(offsetof(ibat_path, slid) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, slid));
+static_assert(offsetof(ibat_path, pkey) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, pkey));
+static_assert(offsetof(ibat_path, sl) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, sl));
+static_assert(offsetof(ibat_path, mtu) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, mtu));
+static_assert(offsetof(ibat_path, rate) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, rate));
+static_assert(offsetof(ibat_path, pkt_life) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, pkt_life));
+static_assert(offsetof(ibat_path, hop_limit) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, hop_limit));
+static_assert(offsetof(ibat_path, tclass) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, tclass));
+static_assert(offsetof(ibat_path, flow_label) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, flow_label));
+static_assert(offsetof(ibat_path, state) - offsetof(ibat_path, dlid) == sizeof(shm::PathFields));
+static_assert(sizeof(ibat_path::record) == shm::kRecordBytes);
 
 }  // namespace
 
@@ -53,32 +64,27 @@ bool TableClient::resolve(const ibat_target& target, const ibat_resolve_opts* op
   if (has_sgid) std::memcpy(sgid.raw.data(), opts->sgid.raw, 16);
   const core::Pkey pkey{has_pkey ? opts->pkey : std::uint16_t{0}};
   const auto& reader = table_.reader;
-  auto hit = reader.lookup(reader.key_for(dgid, has_sgid ? &sgid : nullptr, has_pkey ? &pkey : nullptr));
-  if (!hit) return false;
-  record(*hit);
+  shm::TableHit hit;
+  if (!reader.lookup(reader.key_for(dgid, has_sgid ? &sgid : nullptr, has_pkey ? &pkey : nullptr), hit))
+    return false;
+  record(hit);
   const std::uint64_t now = monotonic_ms();
-  core::ResolveResult result;
-  result.path = hit->path;
-  result.state = core::EntryState::valid;
-  result.age = std::chrono::milliseconds(now > hit->produced_ms ? now - hit->produced_ms : 0);
-  out = to_c_path(result);
-  const auto record = mad::encode_path_record(hit->path);
-  std::memcpy(out.record, record.data(), sizeof out.record);
+  const std::uint64_t age = now > hit.produced_ms ? now - hit.produced_ms : 0;
+  const auto* wire = reinterpret_cast<const std::uint8_t*>(hit.path.record);
+  std::memcpy(out.dgid.raw, wire + shm::kRecordDgidWord * 8, 16);
+  std::memcpy(out.sgid.raw, wire + shm::kRecordSgidWord * 8, 16);
+  std::memcpy(reinterpret_cast<unsigned char*>(&out) + offsetof(ibat_path, dlid), hit.path.fields,
+              sizeof(shm::PathFields));
+  out.state = IBAT_STATE_VALID;
+  out.age_ms = static_cast<std::uint32_t>(age < UINT32_MAX ? age : UINT32_MAX);
+  std::memcpy(out.record, wire, sizeof out.record);
   return true;
 }
 
-void TableClient::record(const shm::TableHit& hit) {
-  if (hit.generation != generation_) {  // slots of an older generation name nothing any more
-    for (std::uint32_t slot : slots_) seen_[slot / 64] = 0;
-    slots_.clear();
-    generation_ = hit.generation;
-  }
-  ++hits_;
-  std::uint64_t& word = seen_[hit.slot / 64];
-  const std::uint64_t bit = 1ULL << (hit.slot % 64);
-  if (word & bit) return;
-  word |= bit;
-  slots_.push_back(hit.slot);
+void TableClient::start_generation(std::uint64_t generation) {
+  for (std::uint32_t slot : slots_) seen_[slot / 64] = 0;  // slots of an older generation name nothing now
+  slots_.clear();
+  generation_ = generation;
 }
 
 protocol::TableHits TableClient::take_report() {

@@ -36,7 +36,17 @@ class TableClient {
  private:
   explicit TableClient(shm::MappedTable table)
       : table_(std::move(table)), seen_((table_.reader.slot_count() + 63) / 64, 0) {}
-  void record(const shm::TableHit& hit);
+  // Counts a hit (inline: it runs on every one).
+  void record(const shm::TableHit& hit) {
+    if (hit.generation != generation_) start_generation(hit.generation);
+    ++hits_;
+    std::uint64_t& word = seen_[hit.slot / 64];
+    const std::uint64_t bit = 1ULL << (hit.slot % 64);
+    if (word & bit) return;
+    word |= bit;
+    slots_.push_back(hit.slot);
+  }
+  void start_generation(std::uint64_t generation);
 
   shm::MappedTable table_;
   std::uint64_t hits_ = 0;

@@ -1,7 +1,9 @@
-// Key hashing and path packing of the shared path table (see path_table_layout.h).
+// Key hashing and slot contents of the shared path table (see path_table_layout.h).
 #include "shm/path_table_layout.h"
 
 #include <cstring>
+
+#include "mad/path_record.h"
 
 namespace ibat::shm {
 
@@ -25,65 +27,22 @@ core::Gid TableKey::destination() const {
   return g;
 }
 
-std::uint64_t hash_key(const TableKey& key) {
-  std::uint64_t h = key.dgid[1] * 0x9E3779B97F4A7C15ULL;
-  h ^= (key.dgid[0] + key.pkey) * 0xC2B2AE3D27D4EB4FULL;
-  h ^= (key.sgid[1] ^ (key.sgid[0] << 1)) * 0x165667B19E3779F9ULL;
-  h ^= h >> 32;
-  h *= 0xD6E8FEB86659FD93ULL;
-  h ^= h >> 32;
-  return h;
-}
-
-namespace {
-
-std::uint64_t bits(std::uint64_t value, unsigned width, unsigned shift) {
-  return (value & ((1ULL << width) - 1)) << shift;
-}
-template <class T>
-T field(std::uint64_t word, unsigned width, unsigned shift) {
-  return static_cast<T>((word >> shift) & ((1ULL << width) - 1));
-}
-
-}  // namespace
-
-PackedPath pack_path(const core::PathRecord& p) {
-  PackedPath out{};
-  out.w[0] = p.service_id;
-  out.w[1] = bits(p.dlid.value, 16, 0) | bits(p.slid.value, 16, 16) | bits(p.flow_label, 20, 32) |
-             bits(p.hop_limit, 8, 52) | bits(p.raw_traffic, 1, 60) | bits(p.reversible, 1, 61);
-  out.w[2] = bits(p.tclass, 8, 0) | bits(p.numb_path, 7, 8) | bits(p.qos_class, 12, 16) | bits(p.sl, 4, 28) |
-             bits(p.mtu_selector, 2, 32) | bits(p.mtu, 6, 34) | bits(p.rate_selector, 2, 40) |
-             bits(p.rate, 6, 42) | bits(p.pkt_life_selector, 2, 48) | bits(p.pkt_life, 6, 50) |
-             bits(p.preference, 8, 56);
+SlotPath make_slot_path(const core::PathRecord& p) {
+  SlotPath out{};
+  const PathFields f{p.dlid.value, p.slid.value, p.pkey.value, p.sl,       p.mtu,
+                     p.rate,       p.pkt_life,   p.hop_limit,  p.tclass,   p.flow_label};
+  std::memcpy(out.fields, &f, sizeof f);
+  const auto record = mad::encode_path_record(p);
+  static_assert(sizeof out.record == std::tuple_size_v<decltype(record)>);
+  std::memcpy(out.record, record.data(), sizeof out.record);
   return out;
 }
 
-core::PathRecord unpack_path(const PackedPath& packed, const TableKey& key) {
-  core::PathRecord p;
-  p.sgid = key.source();
-  p.dgid = key.destination();
-  p.pkey.value = key.pkey;
-  p.service_id = packed.w[0];
-  const std::uint64_t a = packed.w[1], b = packed.w[2];
-  p.dlid.value = field<std::uint16_t>(a, 16, 0);
-  p.slid.value = field<std::uint16_t>(a, 16, 16);
-  p.flow_label = field<std::uint32_t>(a, 20, 32);
-  p.hop_limit = field<std::uint8_t>(a, 8, 52);
-  p.raw_traffic = field<bool>(a, 1, 60);
-  p.reversible = field<bool>(a, 1, 61);
-  p.tclass = field<std::uint8_t>(b, 8, 0);
-  p.numb_path = field<std::uint8_t>(b, 7, 8);
-  p.qos_class = field<std::uint16_t>(b, 12, 16);
-  p.sl = field<std::uint8_t>(b, 4, 28);
-  p.mtu_selector = field<std::uint8_t>(b, 2, 32);
-  p.mtu = field<std::uint8_t>(b, 6, 34);
-  p.rate_selector = field<std::uint8_t>(b, 2, 40);
-  p.rate = field<std::uint8_t>(b, 6, 42);
-  p.pkt_life_selector = field<std::uint8_t>(b, 2, 48);
-  p.pkt_life = field<std::uint8_t>(b, 6, 50);
-  p.preference = field<std::uint8_t>(b, 8, 56);
-  return p;
+core::PathRecord SlotPath::decode() const {
+  std::uint8_t bytes[kRecordBytes];
+  std::memcpy(bytes, record, sizeof bytes);
+  auto decoded = mad::decode_path_record(bytes);
+  return decoded ? decoded.value() : core::PathRecord{};
 }
 
 }  // namespace ibat::shm

@@ -1,7 +1,9 @@
 // Layout of the shared path table (docs/shared-table.md): a header followed by fixed-size slots in
 // one mapping that ibatd writes and libibat maps read-only. Every word a reader may read while the
 // writer changes it is a std::atomic<std::uint64_t>; a slot is guarded by its own sequence counter
-// (odd while it is being written) and belongs to the table generation it was written in.
+// (odd while it is being written) and belongs to the table generation it was written in. A slot
+// holds the path as libibat hands it out (its ibat_path fields and the 64-byte wire PathRecord),
+// finished by the writer, so that a hit is a guarded copy.
 #pragma once
 
 #include <atomic>
@@ -13,7 +15,7 @@
 namespace ibat::shm {
 
 inline constexpr std::uint64_t kMagic = 0x314D485354414249ULL;  // "IBATSHM1" little-endian
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;
 // Lookups and inserts look at most this many slots from a key's home slot.
 inline constexpr std::uint32_t kMaxProbe = 16;
 inline constexpr std::uint32_t kMinSlots = 16;
@@ -37,18 +39,34 @@ struct TableHeader {
 // Bits of TableSlot::key_bits besides the P_Key (low 16 bits).
 inline constexpr std::uint64_t kSlotLive = 1ULL << 16;
 
+// The wire PathRecord (IBA 15.2.5.16) as eight words; its DGID and SGID are the key's GID words.
+inline constexpr std::size_t kRecordBytes = 64;
+inline constexpr int kRecordWords = 8;
+inline constexpr int kRecordDgidWord = 1;  // bytes 8-23
+inline constexpr int kRecordSgidWord = 3;  // bytes 24-39
+inline constexpr std::size_t kRecordDlidOffset = 40;  // big-endian u16
+inline constexpr std::size_t kRecordPkeyOffset = 50;  // big-endian u16
+
+// The fields of libibat's ibat_path from dlid to flow_label, in its layout (client/table_client.cpp
+// checks that at compile time), so that a hit copies them as they are.
+struct PathFields {
+  std::uint16_t dlid, slid, pkey;
+  std::uint8_t sl, mtu, rate, pkt_life, hop_limit, tclass;
+  std::uint32_t flow_label;
+};
+static_assert(sizeof(PathFields) == 16);
+
 struct TableSlot {
   std::atomic<std::uint64_t> seq;         // odd while the writer changes this slot
   std::atomic<std::uint64_t> generation;  // table generation this slot was written in
-  std::atomic<std::uint64_t> sgid[2];     // GID bytes as two native-endian words
-  std::atomic<std::uint64_t> dgid[2];
   std::atomic<std::uint64_t> key_bits;    // P_Key | kSlotLive
-  std::atomic<std::uint64_t> path[3];     // the PathRecord fields outside the key (pack_path)
+  std::atomic<std::uint64_t> fields[2];   // PathFields
+  std::atomic<std::uint64_t> record[kRecordWords];  // the wire PathRecord: holds the key's GIDs
   std::atomic<std::uint64_t> produced_ms; // CLOCK_MONOTONIC ms when the SA produced the path
 };
 
 static_assert(sizeof(TableHeader) == 64);
-static_assert(sizeof(TableSlot) == 88);
+static_assert(sizeof(TableSlot) == 112);
 
 // Bytes a table of `slot_count` slots needs.
 constexpr std::size_t table_bytes(std::uint32_t slot_count) {
@@ -66,13 +84,24 @@ struct TableKey {
   core::Gid destination() const;
   bool operator==(const TableKey&) const = default;
 };
-std::uint64_t hash_key(const TableKey& key);
+inline std::uint64_t hash_key(const TableKey& key) {
+  std::uint64_t h = key.dgid[1] * 0x9E3779B97F4A7C15ULL;
+  h ^= (key.dgid[0] + key.pkey) * 0xC2B2AE3D27D4EB4FULL;
+  h ^= (key.sgid[1] ^ (key.sgid[0] << 1)) * 0x165667B19E3779F9ULL;
+  h ^= h >> 32;
+  h *= 0xD6E8FEB86659FD93ULL;
+  h ^= h >> 32;
+  return h;
+}
 
-// The PathRecord fields that are not part of the key, in three words, and back.
-struct PackedPath {
-  std::uint64_t w[3];
+// What a slot holds besides its key words: the path as libibat hands it out.
+struct SlotPath {
+  std::uint64_t fields[2];             // PathFields
+  std::uint64_t record[kRecordWords];  // the wire PathRecord
+
+  // The PathRecord the wire record holds (tests, the daemon's checks).
+  core::PathRecord decode() const;
 };
-PackedPath pack_path(const core::PathRecord& path);
-core::PathRecord unpack_path(const PackedPath& packed, const TableKey& key);
+SlotPath make_slot_path(const core::PathRecord& path);
 
 }  // namespace ibat::shm

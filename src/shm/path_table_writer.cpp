@@ -34,18 +34,15 @@ PathTableWriter::PathTableWriter(void* memory, std::uint32_t slot_count)
   for (std::uint32_t i = 0; i < slot_count; ++i) new (&slots_[i]) TableSlot{};
 }
 
-void PathTableWriter::write_slot(std::uint32_t slot, const TableKey& key, const PackedPath& path,
+void PathTableWriter::write_slot(std::uint32_t slot, const TableKey& key, const SlotPath& path,
                                  std::uint64_t produced_ms) {
   TableSlot& s = slots_[slot];
   const std::uint64_t seq = s.seq.load(kRelaxed);
   s.seq.store(seq + 1, kRelaxed);
   s.generation.store(generation_, kRelease);
-  s.sgid[0].store(key.sgid[0], kRelease);
-  s.sgid[1].store(key.sgid[1], kRelease);
-  s.dgid[0].store(key.dgid[0], kRelease);
-  s.dgid[1].store(key.dgid[1], kRelease);
   s.key_bits.store(key.pkey | kSlotLive, kRelease);
-  for (int w = 0; w < 3; ++w) s.path[w].store(path.w[w], kRelease);
+  for (int w = 0; w < 2; ++w) s.fields[w].store(path.fields[w], kRelease);
+  for (int w = 0; w < kRecordWords; ++w) s.record[w].store(path.record[w], kRelease);
   s.produced_ms.store(produced_ms, kRelease);
   s.seq.store(seq + 2, kRelease);
 }
@@ -60,11 +57,17 @@ void PathTableWriter::kill_slot(std::uint32_t slot) {
 }
 
 bool PathTableWriter::publish(const TableKey& key, const core::PathRecord& path, std::uint64_t produced_ms) {
-  if (!unpack_path(pack_path(path), key).is_servable()) {
+  // What is served is the path under its key's GIDs and P_Key, as the Resolver answers it; readers
+  // match the key against the record's GIDs.
+  core::PathRecord keyed = path;
+  keyed.sgid = key.source();
+  keyed.dgid = key.destination();
+  keyed.pkey.value = key.pkey;
+  if (!keyed.is_servable()) {
     remove(key);
     return false;
   }
-  const PackedPath packed = pack_path(path);
+  const SlotPath packed = make_slot_path(keyed);
   if (auto it = index_.find(key); it != index_.end()) {
     write_slot(it->second, key, packed, produced_ms);
     return true;

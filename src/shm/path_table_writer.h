@@ -41,7 +41,7 @@ class PathTableWriter {
   struct KeyHash {
     std::size_t operator()(const TableKey& k) const noexcept { return static_cast<std::size_t>(hash_key(k)); }
   };
-  void write_slot(std::uint32_t slot, const TableKey& key, const PackedPath& path, std::uint64_t produced_ms);
+  void write_slot(std::uint32_t slot, const TableKey& key, const SlotPath& path, std::uint64_t produced_ms);
   void kill_slot(std::uint32_t slot);
 
   TableHeader* header_;

@@ -1,7 +1,8 @@
 // libFuzzer target: arbitrary bytes as a shared path table. The first byte picks the mode: odd =
 // the bytes are the whole mapping (header included); even = a valid header for a slot count the
 // second byte picks, followed by the bytes as slots. Lookups of keys taken from the bytes (so hits
-// are reachable) must stay inside the mapping (ASan) and answer only servable paths, never DLID 0.
+// are reachable) must stay inside the mapping (ASan) and answer only records of the key asked for
+// whose DLID is unicast (never 0) and the same in the fields and the wire record.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -18,8 +19,11 @@ using namespace ibat::shm;
 void check(const PathTableReader& reader, const TableKey& key) {
   auto hit = reader.lookup(key);
   if (!hit) return;
-  if (!hit->path.is_servable() || hit->path.dlid.value == 0 || hit->slot >= reader.slot_count()) std::abort();
-  if (!(TableKey::of(hit->path.sgid, hit->path.dgid, hit->path.pkey) == key)) std::abort();
+  const ibat::core::PathRecord path = hit->path.decode();
+  PathFields fields;
+  std::memcpy(&fields, hit->path.fields, sizeof fields);
+  if (!path.dlid.is_valid_unicast() || fields.dlid != path.dlid.value || hit->slot >= reader.slot_count()) std::abort();
+  if (!(TableKey::of(path.sgid, path.dgid, path.pkey) == key)) std::abort();
 }
 
 }  // namespace
@@ -50,8 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto* slots = reinterpret_cast<const TableSlot*>(reinterpret_cast<const std::byte*>(memory.data()) +
                                                          sizeof(TableHeader));
   for (std::uint32_t i = 0; i < reader->slot_count() && i < 64; ++i) {
-    TableKey key{{slots[i].sgid[0].load(), slots[i].sgid[1].load()},
-                 {slots[i].dgid[0].load(), slots[i].dgid[1].load()},
+    TableKey key{{slots[i].record[kRecordSgidWord].load(), slots[i].record[kRecordSgidWord + 1].load()},
+                 {slots[i].record[kRecordDgidWord].load(), slots[i].record[kRecordDgidWord + 1].load()},
                  static_cast<std::uint16_t>(slots[i].key_bits.load())};
     check(*reader, key);
   }

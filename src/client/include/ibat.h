@@ -123,8 +123,9 @@ int ibat_resolve_sync(ibat_t* h, const ibat_target* target, const ibat_resolve_o
  * valid during the call. Called exactly once per accepted request, from ibat_process,
  * ibat_resolve_sync, the other blocking calls, ibat_close, or ibat_resolve_async itself (when
  * the socket is full, replies are read to make room, so a request may complete right there). A callback may call
- * ibat_resolve_async and ibat_cancel; blocking calls from a callback return IBAT_EARG, and it
- * must not call ibat_close. */
+ * ibat_resolve_async and ibat_cancel (their requests are written together when the call that ran
+ * the callback returns: docs/protocol.md, "Batching"); blocking calls from a callback return
+ * IBAT_EARG, and it must not call ibat_close. */
 typedef void (*ibat_resolve_cb)(void* user_data, uint32_t request_id, int status, const ibat_path* path);
 
 /* Sends a resolve request and returns at once; `callback` runs later (see ibat_resolve_cb).

@@ -21,6 +21,8 @@ struct SocketCounters {
   std::uint64_t connections_total = 0;  // accepted since start
   std::uint64_t refused = 0;            // closed at once: max_connections were open
   std::uint64_t slow_clients = 0;       // closed because their reply queue overflowed
+  std::uint64_t reads = 0;               // socket reads that brought bytes (one batch of frames each)
+  std::uint64_t writes = 0;              // socket writes started (one batch of replies each)
 };
 
 // Counters of the daemon's sockets, reported with the core and fabric ones.

@@ -49,12 +49,18 @@ class NativeConnection : public Connection {
   const NativeLimits& limits() const { return server_.limits_; }
   ResolverGate& gate() { return server_.gate_; }
 
+  // The frames of one read are one batch: one clock read for all, and their replies leave together
+  // when on_read() flushes (docs/protocol.md, "Batching").
   void on_bytes(std::span<const std::uint8_t> bytes) override {
+    std::optional<BatchClock::Batch> batch;
+    if (server_.hooks_.clock) batch.emplace(*server_.hooks_.clock);
+    in_batch_ = true;
     std::optional<protocol::SplitError> error =
         splitter_.feed(bytes, [this](const protocol::FrameHeader& header, std::span<const std::uint8_t> payload) {
           if (!closing()) on_frame(header, payload);
         });
     if (error && !closing()) fail(error->status, error->id, error->message);
+    in_batch_ = false;
   }
 
   void on_close() override { cancel_outstanding(); }
@@ -136,9 +142,9 @@ class NativeConnection : public Connection {
   void complete(std::uint32_t id, const core::ResolveResult& result) {
     if (outstanding_.erase(id) == 0) return;
     if (failed_) return;
-    std::vector<std::uint8_t> out;
-    protocol::append_resolve_reply(out, id, result);
-    if (send(std::move(out))) flush();
+    reply_.clear();  // reused: no allocation per reply
+    protocol::append_resolve_reply(reply_, id, result);
+    if (send(std::span<const std::uint8_t>(reply_)) && !in_batch_) flush();
   }
 
   // One page per request, so that no listing holds the loop for long (docs/protocol.md, PATHS).
@@ -261,6 +267,8 @@ class NativeConnection : public Connection {
   NativeServer& server_;
   protocol::FrameSplitter splitter_;
   bool failed_ = false;  // protocol error: nothing more is answered but the ERROR
+  bool in_batch_ = false;  // inside on_bytes(): on_read() flushes the replies afterwards
+  std::vector<std::uint8_t> reply_;  // the RESOLVE reply being encoded
   std::unordered_map<std::uint32_t, Outstanding> outstanding_;
   std::unordered_set<std::uint32_t> watches_;
 };

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/resolver.h"
+#include "server/daemon/batch_clock.h"
 #include "protocol/messages.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/peer_credentials.h"
@@ -33,6 +34,7 @@ struct NativeHooks {
   std::function<bool(const PeerCredentials&)> may_administer;  // NEIGH_ADD/DEL, FLUSH
   std::function<void()> after_flush;                     // a FLUSH changed the cache
   std::function<void(const protocol::TableHits&)> table_hits;  // a client's shared-table hits
+  BatchClock* clock = nullptr;  // the Resolver's clock: held still for the frames of one read
 };
 
 class NativeConnection;

@@ -61,7 +61,8 @@ Service::Service(asio::io_context& loop, const DaemonConfig& config, const SinkF
                             return may_administer_ ? may_administer_(peer) : is_privileged(peer, admin_gid_);
                           },
                           [this] { refresh_table(); },
-                          [this](const protocol::TableHits& hits) { on_table_hits(hits); }},
+                          [this](const protocol::TableHits& hits) { on_table_hits(hits); },
+                          &clock_},
               counters_),
       snapshot_timer_(loop),
       grace_timer_(loop),

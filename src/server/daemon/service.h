@@ -90,7 +90,7 @@ class Service {
 
   asio::io_context& loop_;
   DaemonConfig config_;
-  core::SteadyClock clock_;  // the tick timer runs on std::chrono::steady_clock too
+  BatchClock clock_;  // steady_clock's time (so is the tick timer's), held still per read batch
   TablePublisher table_;     // the Resolver's QuerySink: forwards to the fabric's
   std::unique_ptr<shm::TableFile> table_file_;
   core::Resolver resolver_;

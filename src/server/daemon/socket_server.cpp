@@ -61,6 +61,7 @@ void Connection::on_read(asio::error_code ec, std::size_t n) {
     return;
   }
   if (closing()) return;
+  ++server_.counters_.reads;
   on_bytes(std::span<const std::uint8_t>(in_.data(), n));
   if (closed_) return;
   flush();
@@ -82,9 +83,23 @@ bool Connection::over_queue_limit() {
 bool Connection::can_reply() { return !over_queue_limit(); }
 
 bool Connection::send(std::vector<std::uint8_t> message) {
+  if (style_.one_message_per_write || out_.empty()) {
+    if (over_queue_limit()) return false;
+    queued_bytes_ += message.size();
+    out_.push_back(std::move(message));
+    return true;
+  }
+  return send(std::span<const std::uint8_t>(message));
+}
+
+bool Connection::send(std::span<const std::uint8_t> message) {
   if (over_queue_limit()) return false;
   queued_bytes_ += message.size();
-  out_.push_back(std::move(message));
+  if (style_.one_message_per_write || out_.empty()) {
+    out_.push_back(std::move(spare_));
+    spare_ = {};
+  }
+  out_.back().insert(out_.back().end(), message.begin(), message.end());
   return true;
 }
 
@@ -95,11 +110,18 @@ void Connection::flush() {
     return;
   }
   writing_.clear();
-  do {  // one message, or everything queued in one write
-    writing_.insert(writing_.end(), out_.front().begin(), out_.front().end());
+  if (style_.one_message_per_write || out_.size() == 1) {  // one buffer: hand it over as it is
+    writing_.swap(out_.front());
+    spare_ = std::move(out_.front());  // the old write buffer, empty, with its capacity
     out_.pop_front();
-  } while (!style_.one_message_per_write && !out_.empty());
+  } else {
+    do {  // everything queued in one write
+      writing_.insert(writing_.end(), out_.front().begin(), out_.front().end());
+      out_.pop_front();
+    } while (!out_.empty());
+  }
   writing_active_ = true;
+  ++server_.counters_.writes;
   asio::async_write(socket_, asio::buffer(writing_),
                     [self = shared_from_this()](asio::error_code ec, std::size_t) { self->on_written(ec); });
 }

@@ -62,7 +62,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // (counted in slow_clients) and the reply is dropped; so is any reply once the connection is
   // closed or cut off. One reply may exceed the cap on its own (a listing): what is refused is
   // queueing more on top of a full queue.
+  // Unless the style wants one message per write, replies queued together share one buffer.
   bool send(std::vector<std::uint8_t> message);
+  bool send(std::span<const std::uint8_t> message);  // copies: for a caller reusing its buffer
   // Whether a reply would still be queued: call before starting work for a request, so a client
   // over its cap gets no work done either (cuts it off like send()).
   bool can_reply();
@@ -87,6 +89,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::uint8_t> in_;
   std::deque<std::vector<std::uint8_t>> out_;  // replies not yet handed to the socket
   std::vector<std::uint8_t> writing_;          // the buffer of the write in flight
+  std::vector<std::uint8_t> spare_;            // an empty buffer that kept its capacity, for out_
   std::size_t queued_bytes_ = 0;               // in out_ and writing_
   bool writing_active_ = false;
   bool draining_ = false;  // no more requests; close once everything is written

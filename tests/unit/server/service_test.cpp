@@ -526,7 +526,7 @@ TEST_F(ServiceTest, SharedTableHoldsTheValidPathsAndFollowsFlushAndSmChange) {
   auto lookup = [&](const core::Gid& dgid) { return table->reader.lookup(table->reader.key_for(dgid, nullptr, nullptr)); };
   auto hit = lookup(gid(0xA));
   ASSERT_TRUE(hit);
-  EXPECT_EQ(hit->path, path_to(gid(0xA), 10));
+  EXPECT_EQ(hit->path.decode(), path_to(gid(0xA), 10));
   EXPECT_EQ(on_loop([&] { return service_->table_published(); }), 1u);
 
   std::vector<std::uint8_t> flush;

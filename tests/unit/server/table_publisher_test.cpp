@@ -58,7 +58,7 @@ TEST_F(TablePublisherTest, AcceptedAnswerIsPublishedUntilItsTtlEnds) {
   EXPECT_EQ(fabric.sent, std::vector<core::QueryId>{1});
   publisher.on_query_result(1, core::QueryResult{core::Error::ok, path_to(1)}, now, ttl);
   ASSERT_TRUE(find(1));
-  EXPECT_EQ(find(1)->path, path_to(1));
+  EXPECT_EQ(find(1)->path.decode(), path_to(1));
   EXPECT_EQ(find(1)->produced_ms, 5000u);
   EXPECT_EQ(publisher.next_expiry(), now + ttl);
   publisher.expire(now + ttl - 1ms);
@@ -100,7 +100,7 @@ TEST_F(TablePublisherTest, AnswerByLidIsPublishedUnderTheDgidItNames) {
   publisher.send_path_query(core::PathQuery{1, kLocal, std::nullopt, core::Lid{17}, core::Pkey{}});
   publisher.on_query_result(1, core::QueryResult{core::Error::ok, path_to(7)}, now, ttl);
   ASSERT_TRUE(find(7));
-  EXPECT_EQ(find(7)->path.dlid.value, 17);
+  EXPECT_EQ(find(7)->path.decode().dlid.value, 17);
 }
 
 TEST_F(TablePublisherTest, RepublishKeepsOnlyWhatIsStillValid) {
