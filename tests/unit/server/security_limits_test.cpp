@@ -20,10 +20,10 @@ using protocol::Status;
 
 class Limits : public DaemonTest {};
 
+// The fake SA leaves the floods unanswered, which the SaPacer rightly reads as an SA that does not
+// keep up and shrinks its window to; these tests count the server's caps, so the window is off.
 TEST_F(Limits, FloodingClientIsOverloadedWhileAnotherKeepsResolving) {
   config_.server.max_outstanding_per_connection = 8;
-  // The fake SA never answers the flood, and the SA pacer (core/sa_pacer.h) would rightly hold
-  // further misses behind those unanswered queries; this test is about the connection caps.
   config_.policy.sa_adaptive = false;
   start();
   Client victim(config_.server.socket);
@@ -70,7 +70,7 @@ TEST_F(Limits, FloodingClientIsOverloadedWhileAnotherKeepsResolving) {
 TEST_F(Limits, GlobalPendingBudgetBoundsTheDaemonAndCacheHitsSurviveItsExhaustion) {
   config_.server.max_outstanding_per_connection = 8;
   config_.policy.max_pending = 16;
-  config_.policy.sa_adaptive = false;  // every miss is sent at once: the budget is under test
+  config_.policy.sa_adaptive = false;  // see FloodingClientIsOverloadedWhileAnotherKeepsResolving
   start();
   Client victim(config_.server.socket);
   warm(victim, 1, gid(0xA), 10);
