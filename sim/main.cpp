@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   app.add_option("--node-sa-burst", node_sa_burst, "Policy::sa_burst of every node's Resolver")
       ->check(CLI::PositiveNumber);
   app.add_option("--capacity", capacity, "Policy::capacity (cache entries per node)")->check(CLI::PositiveNumber);
+  app.add_option("--job-start-capacity", sc.job_start_capacity,
+                 "job-start without SM restart: cache entries each node keeps (0: --capacity)");
   app.add_option("--request-timeout-s", request_timeout_s, "deadline of each resolve (default: Policy)");
   app.add_option("--duration-s", sc.duration_s, "churn / sm-restart: traffic duration");
   app.add_option("--connect-rate", sc.connects_per_rank_s, "churn / sm-restart: connects per rank per s")

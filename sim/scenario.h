@@ -33,6 +33,10 @@ struct Scenario {
   // Outstanding connects per rank (per node for the cached strategies, whose ranks run in lockstep).
   std::uint32_t window = 64;
   core::Policy policy;  // of every node's Resolver
+  // job-start without an SM restart never uses a destination twice, so a node's finished entries
+  // are dead weight: its Resolver keeps at most this many (LRU-evicted, counted in `evictions`;
+  // nothing the SA sees changes). 0: Policy::capacity. See docs/scale.md "Simulator speed".
+  std::uint32_t job_start_capacity = 1024;
   std::optional<core::Duration> request_timeout;  // of each resolve; default Policy::request_timeout
 
   // churn and sm-restart: steady traffic until `duration_s`.

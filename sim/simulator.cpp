@@ -61,6 +61,10 @@ Simulator::Simulator(const Scenario& scenario)
     sa_.add_outage(from, from + seconds_to_ns(sc_.sa_outage_s));
   }
 
+  if (sc_.workload == Workload::job_start && !sc_.sm_restart_at_s && sc_.job_start_capacity > 0) {
+    sc_.policy.capacity = std::min(sc_.policy.capacity, sc_.job_start_capacity);
+  }
+
   nodes_.resize(sc_.nodes);
   ranks_.resize(static_cast<std::size_t>(sc_.nodes) * sc_.ranks);
   for (std::uint32_t n = 0; n < sc_.nodes; ++n) {
@@ -261,7 +265,7 @@ void Simulator::complete(std::uint32_t n, std::uint32_t slot, core::Error error,
 }
 
 void Simulator::send_query(std::uint32_t n, core::QueryId id, std::uint32_t dest, std::uint32_t slot) {
-  nodes_[n].queries[id] = PendingQuery{dest, sc_.mad_retries, slot};
+  nodes_[n].queries.put(id, PendingQuery{dest, sc_.mad_retries, slot});
   attempt(n, id);
 }
 
@@ -277,15 +281,15 @@ void Simulator::attempt(std::uint32_t n, core::QueryId id) {
 
 void Simulator::answer(std::uint32_t n, core::QueryId id, bool timed_out) {
   Node& node = nodes_[n];
-  const auto it = node.queries.find(id);
-  if (it == node.queries.end()) return;  // cancelled by the Resolver
-  if (timed_out && it->second.tries_left > 0) {
-    --it->second.tries_left;
+  PendingQuery* pending = node.queries.find(id);
+  if (pending == nullptr) return;  // cancelled by the Resolver
+  if (timed_out && pending->tries_left > 0) {
+    --pending->tries_left;
     attempt(n, id);
     return;
   }
-  const PendingQuery q = it->second;
-  node.queries.erase(it);
+  const PendingQuery q = *pending;
+  node.queries.erase(id);
   core::QueryResult result;
   if (timed_out) {
     result.error = core::Error::timeout;

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <memory>
 #include <random>
-#include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
@@ -14,6 +13,7 @@
 #include "core/resolver.h"
 #include "sim/event_queue.h"
 #include "sim/latency_histogram.h"
+#include "sim/query_table.h"
 #include "sim/sa_model.h"
 #include "sim/scenario.h"
 #include "sim/time_series.h"
@@ -75,7 +75,7 @@ class Simulator {
     std::uint32_t outstanding = 0;
     std::vector<Slot> slots;
     std::vector<std::uint32_t> free_slots;
-    std::unordered_map<core::QueryId, PendingQuery> queries;
+    QueryTable<PendingQuery> queries;
     core::QueryId next_query_id = 1;  // per-process
   };
   struct Rank {
