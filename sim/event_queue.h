@@ -17,6 +17,9 @@ enum class EventKind : std::uint8_t {
   query_timeout,  // MAD attempt for query `arg` of `node` timed out
   rank_step,      // workload: rank `arg` (global index) does its next action
   sm_changed,     // the new SM has swept: every node sees an SM change (and LID change if set)
+  monitor_poll,   // port monitor of `node`: a poll with an SM/SA check due
+  monitor_reply,  // port monitor of `node`: its MAD `arg` was answered
+  monitor_lost,   // port monitor of `node`: an attempt of its MAD `arg` timed out
 };
 
 struct Event {

@@ -13,6 +13,7 @@
 #include "core/resolver.h"
 #include "sim/event_queue.h"
 #include "sim/latency_histogram.h"
+#include "sim/monitor.h"
 #include "sim/query_table.h"
 #include "sim/sa_model.h"
 #include "sim/scenario.h"
@@ -107,6 +108,7 @@ class Simulator {
   TimeSeries series_;
   SaModel sa_;
   EventQueue queue_;
+  Monitor monitor_;
   std::vector<Node> nodes_;
   std::vector<Rank> ranks_;
   std::mt19937_64 rng_;
