@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   Scenario sc;
   std::string workload = "job-start";
   std::string strategy = "ibat";
+  std::string pace = "adaptive";
+  double fifo_timeout_ms = 10'000.0;
   double latency_us = 5.0;
   double mad_timeout_ms = 200.0;
   double bucket_ms = 1000.0;
@@ -37,7 +39,15 @@ int main(int argc, char** argv) {
   app.add_option("--nodes", sc.nodes, "simulated nodes N")->check(CLI::Range(2u, 20'000u));
   app.add_option("--ranks", sc.ranks, "ranks (processes) per node R")->check(CLI::Range(1u, 1024u));
   app.add_option("--sa-rate", sc.sa.rate_per_s, "SA service rate, PathRecords/s")->check(CLI::PositiveNumber);
-  app.add_option("--sa-queue", sc.sa.queue_limit, "SA queue limit (requests beyond are dropped)");
+  app.add_option("--sa-queue", sc.sa.queue_limit,
+                 "SA queue limit (requests beyond are dropped; 0: none, as OpenSM)");
+  app.add_option("--sa-fifo-timeout-ms", fifo_timeout_ms,
+                 "OpenSM max_msg_fifo_timeout: GETs are dropped while the last one taken off the "
+                 "queue had waited longer (0: never)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--pace", pace, "adaptive (the Policy: SaPacer) | fixed (token bucket only) | "
+                 "oracle (0.8 x sa-rate / N per node)")
+      ->check(CLI::IsMember({"adaptive", "fixed", "oracle"}));
   app.add_option("--latency-us", latency_us, "one-way fabric latency, us")->check(CLI::NonNegativeNumber);
   app.add_option("--mad-timeout-ms", mad_timeout_ms, "SaClient per-MAD timeout")->check(CLI::PositiveNumber);
   app.add_option("--mad-retries", sc.mad_retries, "SaClient resends before reporting timeout");
@@ -78,6 +88,8 @@ int main(int argc, char** argv) {
 
   sc.workload = *workload_from_string(workload);  // checked by IsMember above
   sc.strategy = *strategy_from_string(strategy);
+  sc.pace = *pace_from_string(pace);
+  sc.sa.fifo_timeout_ns = std::llround(fifo_timeout_ms * 1e6);
   sc.sa.latency_ns = std::llround(latency_us * 1e3);
   sc.mad_timeout_ns = std::llround(mad_timeout_ms * 1e6);
   sc.bucket_ns = std::llround(bucket_ms * 1e6);

@@ -1,7 +1,10 @@
-// The Subnet Administrator as one FIFO server: a fixed service time per PathRecord (1/rate), a
-// queue limit past which arriving requests are dropped, a one-way fabric latency, and outage
-// windows (SM restart, SA unavailable) during which requests are lost. Answers are never late on
-// purpose: the caller compares the answer time with its MAD timeout.
+// The Subnet Administrator as OpenSM runs it (docs/scale.md, "The SA model"): one FIFO server with
+// a fixed service time per PathRecord (1/rate) and an unbounded queue; an arriving GET is dropped
+// silently (never BUSY) while more than one request waits and the last request taken off the
+// queue had waited longer than max_msg_fifo_timeout (10 s); a one-way fabric latency; outage
+// windows (SM restart, not yet MASTER) during which requests are lost. An optional queue limit
+// models a bounded SA instead. Answers are never late on purpose: the caller compares the answer
+// time with its MAD timeout.
 #pragma once
 
 #include <cstdint>
@@ -15,14 +18,17 @@ namespace ibat::sim {
 
 struct SaOptions {
   double rate_per_s = 50'000.0;      // PathRecords served per second (OpenSM's published figure)
-  std::uint32_t queue_limit = 4096;  // requests in the SA (queued + in service); more are dropped
+  std::uint32_t queue_limit = 0;     // requests in the SA (queued + in service); 0: unbounded
+  std::int64_t fifo_timeout_ns = 10'000'000'000;  // OpenSM max_msg_fifo_timeout; 0: never drop
   std::int64_t latency_ns = 5'000;   // one-way fabric latency
 };
 
 struct SaTotals {
   std::uint64_t arrived = 0;  // queries that reached the SA (every MAD attempt)
   std::uint64_t served = 0;   // answered (possibly after the requester gave up)
-  std::uint64_t dropped = 0;  // queue full or SA unavailable
+  std::uint64_t dropped = 0;  // overloaded, queue full or SA unavailable
+  std::uint64_t overload_dropped = 0;  // of those: head-of-line wait beyond fifo_timeout, or full
+  std::int64_t max_wait_ns = 0;  // longest time a request waited in the queue before service
 };
 
 class SaModel {
@@ -44,7 +50,13 @@ class SaModel {
   TimeSeries& series_;
   std::int64_t service_ns_;
   std::int64_t last_finish_ns_ = 0;
-  std::deque<std::int64_t> finish_times_;  // accepted requests not yet finished, in FIFO order
+  struct Accepted {
+    std::int64_t start_ns;   // taken off the queue
+    std::int64_t finish_ns;
+    std::int64_t wait_ns;    // start - arrival
+  };
+  std::deque<Accepted> waiting_;  // accepted requests not yet taken off the queue, in FIFO order
+  Accepted last_started_{0, 0, 0};
   std::vector<std::pair<std::int64_t, std::int64_t>> outages_;
   SaTotals totals_;
 };

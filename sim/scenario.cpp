@@ -17,6 +17,22 @@ std::optional<Strategy> strategy_from_string(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<Pace> pace_from_string(std::string_view s) {
+  if (s == "adaptive") return Pace::policy;
+  if (s == "fixed") return Pace::fixed;
+  if (s == "oracle") return Pace::oracle;
+  return std::nullopt;
+}
+
+std::string_view to_string(Pace p) {
+  switch (p) {
+    case Pace::policy: return "adaptive";
+    case Pace::fixed: return "fixed";
+    case Pace::oracle: return "oracle";
+  }
+  return "?";
+}
+
 std::string_view to_string(Workload w) {
   switch (w) {
     case Workload::job_start: return "job-start";

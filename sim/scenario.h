@@ -14,11 +14,16 @@ namespace ibat::sim {
 
 enum class Workload : std::uint8_t { job_start, churn, sm_restart };
 enum class Strategy : std::uint8_t { per_process, flush_on_sm_change, ibat };
+// How the cached strategies' Resolvers pace the SA: the Policy as given (adaptive SaPacer by
+// default), its token bucket alone (fixed), or the oracle: 0.8 x SA rate / N per node, burst 1.
+enum class Pace : std::uint8_t { policy, fixed, oracle };
 
 std::optional<Workload> workload_from_string(std::string_view s);
 std::optional<Strategy> strategy_from_string(std::string_view s);
 std::string_view to_string(Workload w);
 std::string_view to_string(Strategy s);
+std::optional<Pace> pace_from_string(std::string_view s);
+std::string_view to_string(Pace p);
 
 struct Scenario {
   Workload workload = Workload::job_start;
@@ -40,7 +45,9 @@ struct Scenario {
   // are dead weight: its Resolver keeps at most this many (LRU-evicted, counted in `evictions`;
   // nothing the SA sees changes). 0: Policy::capacity. See docs/scale.md "Simulator speed".
   std::uint32_t job_start_capacity = 1024;
-  std::optional<core::Duration> request_timeout;  // of each resolve; default Policy::request_timeout
+  Pace pace = Pace::policy;
+  // Of each resolve; default Policy::request_timeout (job-start: Policy::max_request_timeout).
+  std::optional<core::Duration> request_timeout;
 
   // churn and sm-restart: steady traffic until `duration_s`.
   double duration_s = 60.0;
@@ -67,6 +74,9 @@ struct RunResult {
   std::uint64_t sa_queries = 0;    // queries reaching the SA, every MAD attempt counted
   std::uint64_t sa_served = 0;
   std::uint64_t sa_dropped = 0;
+  std::uint64_t sa_overload_dropped = 0;  // of those: OpenSM's overload rule (not an outage)
+  double sa_max_wait_ms = 0;               // longest wait in the SA's queue
+  std::uint64_t sa_late_buckets = 0;       // buckets in which a request waited > the MAD timeout
   double sa_peak_qps = 0;
   std::uint64_t failures = 0;      // requests completed with an error
   std::uint64_t stale_lid_served = 0;  // answers carrying a LID the SM no longer uses
@@ -77,6 +87,8 @@ struct RunResult {
   std::uint64_t resolver_sa_queries = 0;  // sum of Resolver stats (0 for per-process)
   std::uint64_t cache_hits = 0;
   std::uint64_t stale_hits = 0;
+  std::uint64_t stale_holds = 0;      // held for the fresh answer: the node's own LID moved
+  std::uint64_t stale_fallbacks = 0;  // of those, answered with the old path
   std::uint64_t coalesced = 0;
   std::uint64_t evictions = 0;
   std::uint64_t revalidations = 0;

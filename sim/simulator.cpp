@@ -77,6 +77,16 @@ Simulator::Simulator(const Scenario& scenario)
     sc_.policy.capacity = std::min(sc_.policy.capacity, sc_.job_start_capacity);
   }
 
+  // A job's wire-up waits as long as the daemon lets it: each node's window of connects waits
+  // window x N / sa_rate (5 s at 4,000 nodes), longer than the daemon's default deadline.
+  if (sc_.workload == Workload::job_start && !sc_.request_timeout) {
+    sc_.request_timeout = sc_.policy.max_request_timeout;
+  }
+  if (sc_.pace != Pace::policy) sc_.policy.sa_adaptive = false;
+  if (sc_.pace == Pace::oracle) {
+    sc_.policy.sa_rate = 0.8 * sc_.sa.rate_per_s / sc_.nodes;
+    sc_.policy.sa_burst = 1;
+  }
   nodes_.resize(sc_.nodes);
   ranks_.resize(static_cast<std::size_t>(sc_.nodes) * sc_.ranks);
   for (std::uint32_t n = 0; n < sc_.nodes; ++n) {
@@ -109,6 +119,9 @@ RunResult Simulator::run() {
   result_.sa_queries = sa.arrived;
   result_.sa_served = sa.served;
   result_.sa_dropped = sa.dropped;
+  result_.sa_overload_dropped = sa.overload_dropped;
+  result_.sa_max_wait_ms = ns_to_ms(sa.max_wait_ns);
+  result_.sa_late_buckets = series_.buckets_waiting_over(sc_.mad_timeout_ns);
   result_.sa_peak_qps = series_.peak_sa_qps();
   const MonitorTotals mon = monitor_.totals(now_ns_);
   result_.monitor_remote_mads = mon.remote_mads;
@@ -124,6 +137,8 @@ RunResult Simulator::run() {
     result_.resolver_sa_queries += st.sa_queries;
     result_.cache_hits += st.cache_hits;
     result_.stale_hits += st.stale_hits;
+    result_.stale_holds += st.stale_holds;
+    result_.stale_fallbacks += st.stale_fallbacks;
     result_.coalesced += st.coalesced;
     result_.evictions += st.evictions;
     result_.revalidations += st.revalidations;

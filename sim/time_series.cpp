@@ -18,17 +18,23 @@ double TimeSeries::peak_sa_qps() const {
   return static_cast<double>(peak) * 1e9 / static_cast<double>(bucket_ns_);
 }
 
+std::uint64_t TimeSeries::buckets_waiting_over(std::int64_t limit_ns) const {
+  const auto over = [limit_ns](const Bucket& b) { return b.sa_max_wait_ns > limit_ns; };
+  return static_cast<std::uint64_t>(std::count_if(buckets_.begin(), buckets_.end(), over));
+}
+
 bool TimeSeries::write_csv(const std::string& path) const {
   std::ofstream out(path);
   if (!out) return false;
   const double per_s = 1e9 / static_cast<double>(bucket_ns_);
-  out << "time_s,sa_qps,sa_served_qps,sa_dropped,completions,failures\n";
+  out << "time_s,sa_qps,sa_served_qps,sa_dropped,completions,failures,sa_max_wait_ms\n";
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
     const Bucket& b = buckets_[i];
     out << static_cast<double>(i) * static_cast<double>(bucket_ns_) / 1e9 << ','
         << static_cast<double>(b.sa_arrivals) * per_s << ','
         << static_cast<double>(b.sa_served) * per_s << ',' << b.sa_dropped << ','
-        << b.completions << ',' << b.failures << '\n';
+        << b.completions << ',' << b.failures << ','
+        << static_cast<double>(b.sa_max_wait_ns) / 1e6 << '\n';
   }
   return static_cast<bool>(out);
 }

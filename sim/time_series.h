@@ -15,6 +15,11 @@ class TimeSeries {
   void add_sa_arrival(std::int64_t t_ns) { at(t_ns).sa_arrivals++; }
   void add_sa_served(std::int64_t t_ns) { at(t_ns).sa_served++; }
   void add_sa_drop(std::int64_t t_ns) { at(t_ns).sa_dropped++; }
+  // A request taken off the SA's queue at t_ns after waiting wait_ns (the bucket keeps the max).
+  void add_sa_wait(std::int64_t t_ns, std::int64_t wait_ns) {
+    Bucket& b = at(t_ns);
+    if (wait_ns > b.sa_max_wait_ns) b.sa_max_wait_ns = wait_ns;
+  }
   void add_completions(std::int64_t t_ns, std::uint64_t ok, std::uint64_t failed) {
     Bucket& b = at(t_ns);
     b.completions += ok;
@@ -23,7 +28,10 @@ class TimeSeries {
 
   // Highest SA arrival rate over any bucket, in queries per second.
   double peak_sa_qps() const;
-  // Writes "time_s,sa_qps,sa_served_qps,sa_dropped,completions,failures" rows. False on I/O error.
+  // Buckets in which some request waited in the SA's queue longer than limit_ns.
+  std::uint64_t buckets_waiting_over(std::int64_t limit_ns) const;
+  // Writes "time_s,sa_qps,sa_served_qps,sa_dropped,completions,failures,sa_max_wait_ms" rows.
+  // False on I/O error.
   bool write_csv(const std::string& path) const;
 
  private:
@@ -33,6 +41,7 @@ class TimeSeries {
     std::uint64_t sa_dropped = 0;
     std::uint64_t completions = 0;
     std::uint64_t failures = 0;
+    std::int64_t sa_max_wait_ns = 0;
   };
   Bucket& at(std::int64_t t_ns);
 

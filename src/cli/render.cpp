@@ -90,6 +90,8 @@ const std::map<std::string, Metric>& metric_catalog() {
       {"table_hits", {"ibat_table_hits_total", "counter", "Resolves clients answered from the shared path table (reported in batches)."}},
       {"stale_hits", {"ibat_cache_stale_hits_total", "counter", "Resolves answered from a stale entry while it is revalidated."}},
       {"provisional_hits", {"ibat_cache_provisional_hits_total", "counter", "Resolves answered from a provisional (ARP-built) entry."}},
+      {"stale_holds", {"ibat_cache_stale_holds_total", "counter", "Resolves on a stale entry held for its fresh answer because the local LID moved."}},
+      {"stale_fallbacks", {"ibat_cache_stale_fallbacks_total", "counter", "Held resolves answered with the old path: no fresh answer in time."}},
       {"misses", {"ibat_cache_misses_total", "counter", "Resolves that had to wait for an SA query."}},
       {"coalesced", {"ibat_coalesced_resolves_total", "counter", "Resolves that joined an SA query already in flight."}},
       {"sa_queries", {"ibat_sa_queries_total", "counter", "SA PathRecord queries sent, retries included."}},

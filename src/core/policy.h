@@ -18,6 +18,7 @@ struct Policy {
   std::uint32_t sa_max_inflight = 64;   // queries in flight per port
   double sa_rate = 1000.0;              // new queries per second (token bucket rate)
   std::uint32_t sa_burst = 100;         // token bucket depth
+  bool sa_adaptive = true;              // pace queries by the SA's round trips and losses (SaPacer)
   Duration retry_base = 250ms;          // first retry delay after a failed query
   Duration retry_max = 8s;              // cap of the exponential backoff
   std::uint32_t retry_count = 4;        // query-level retries before the key is failed

@@ -7,7 +7,8 @@
 namespace ibat::core {
 
 Resolver::Impl::Impl(const Policy& p, const Clock& c, QuerySink& s, std::uint64_t seed)
-    : policy(p), clock(c), sink(s), prng(seed), bucket(p.sa_rate, p.sa_burst, c.now()) {}
+    : policy(p), clock(c), sink(s), prng(seed), bucket(p.sa_rate, p.sa_burst, c.now()),
+      pacer(p.sa_max_inflight, seed ^ 0x5A9ACE5EEDULL) {}
 
 Resolver::Resolver(const Policy& policy, const Clock& clock, QuerySink& sink, std::uint64_t seed)
     : impl_(std::make_unique<Impl>(policy, clock, sink, seed)) {}
@@ -65,8 +66,10 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   if (!m.retries.empty()) consider(m.retries.top().first);
   if (!m.revalidation_schedule.empty()) consider(m.next_revalidation);
   bool queued = !m.urgent_queue.empty() || !m.background_queue.empty();
-  if (queued && m.port_active && m.inflight.size() < m.policy.sa_max_inflight)
-    consider(m.bucket.next_available(m.now()));
+  if (queued && m.port_active && m.inflight.size() < m.send_cap()) {
+    const TimePoint paced = m.policy.sa_adaptive ? m.pacer.next_send() : TimePoint{};
+    consider(std::max(m.bucket.next_available(m.now()), paced));
+  }
   return next;
 }
 
@@ -91,6 +94,7 @@ void Resolver::set_policy(const Policy& policy) {
   Impl& m = *impl_;
   m.policy = policy;
   m.bucket.configure(policy.sa_rate, policy.sa_burst, m.now());
+  m.pacer.set_max_window(policy.sa_max_inflight);
   m.make_room();
   m.settle();
 }
@@ -155,17 +159,43 @@ void Resolver::Impl::note_change(const CacheEntry& e, EntryState old_state, Lid 
                                  .dlid = e.has_path() ? e.path.dlid : Lid{}});
 }
 
+bool Resolver::Impl::lids_moved_under(const CacheEntry& e) const {
+  // The SLID test keeps a path the new SM already answered (before we saw our LID move) served.
+  return lids_moved_at && e.state != EntryState::valid && e.produced < *lids_moved_at && port &&
+         e.path.slid != port->lid;
+}
+
+ResolveResult Resolver::Impl::held_fallback(const PathKey& key, Error error) {
+  PathCache::Index i = cache.find(key);
+  if (i == PathCache::npos || !refresh_servable(cache.at(i))) return failure(error);
+  ++stats.stale_fallbacks;
+  if (cache.at(i).state == EntryState::stale) ++stats.stale_hits;
+  return served(cache.at(i));
+}
+
 ResolveResult Resolver::Impl::served(const CacheEntry& e) const {
   return {.error = Error::ok, .path = e.path.unpack(e.key), .state = e.state, .age = now() - e.produced};
 }
 
-void Resolver::Impl::resolve_gid(RequestId id, Pending&& p, const PathKey& key) {
+void Resolver::Impl::resolve_gid(RequestId id, Pending&& p, const PathKey& key, bool may_hold) {
   PathCache::Index i = cache.find(key);
   if (i != PathCache::npos) {
     cache.touch(i, now());
     CacheEntry& e = cache.at(i);
     if (!p.request.force_sa) {
       if (refresh_servable(e)) {
+        // Our own LID moved, so the SM gave out new LIDs and this path carries old ones: wait for
+        // its revalidation (asked now, ahead of idle entries) rather than hand out a DLID that may
+        // lead to another port. The old path stays the fall-back (docs/design.md §3).
+        if (may_hold && lids_moved_under(e) && !p.request.cache_only) {
+          if (now() >= e.retry_after) {
+            ++stats.stale_holds;
+            if (!e.pinned()) ++stats.revalidations;
+            p.stale_fallback = true;
+            return wait_on_job(id, std::move(p), JobKey::for_path(key));
+          }
+          ++stats.stale_fallbacks;  // its revalidation failed just now: no fresh answer comes yet
+        }
         if (e.state == EntryState::valid) ++stats.cache_hits;
         else if (e.state == EntryState::stale) ++stats.stale_hits;
         else ++stats.provisional_hits;
@@ -186,7 +216,7 @@ void Resolver::Impl::resolve_lid(RequestId id, Pending&& p, const LidKey& key) {
   if (!p.request.force_sa) {
     if (PathCache::Index i = cache.find_by_lid(key.sgid, key.dlid, key.pkey); i != PathCache::npos) {
       const PathKey gid_key = cache.at(i).key;
-      return resolve_gid(id, std::move(p), gid_key);
+      return resolve_gid(id, std::move(p), gid_key, false);
     }
     if (auto it = lid_failures.find(key); it != lid_failures.end()) {
       if (now() < it->second.until) return deliver(id, std::move(p), failure(it->second.error));
@@ -198,12 +228,15 @@ void Resolver::Impl::resolve_lid(RequestId id, Pending&& p, const LidKey& key) {
 }
 
 void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
-  if (pending.size() >= policy.max_pending) return deliver(id, std::move(p), failure(Error::overloaded));
+  auto refuse = [&] {
+    const ResolveResult r = p.stale_fallback ? held_fallback(key.path_key(), Error::overloaded) : failure(Error::overloaded);
+    deliver(id, std::move(p), r);
+  };
+  if (pending.size() >= policy.max_pending) return refuse();
   JobId job_id = job_for(key);
   if (job_id != 0) {
     Job& job = jobs.at(job_id);
-    if (job.waiters.size() >= policy.max_waiters_per_key)
-      return deliver(id, std::move(p), failure(Error::overloaded));
+    if (job.waiters.size() >= policy.max_waiters_per_key) return refuse();
     ++stats.coalesced;
     if (job.queued && !job.urgent) {  // promote a background job
       job.urgent = true;
@@ -285,10 +318,11 @@ void Resolver::Impl::complete(RequestId id, const ResolveResult& result) {
 void Resolver::Impl::expire_deadlines(TimePoint t) {
   while (!deadlines.empty() && deadlines.begin()->first <= t) {
     const RequestId id = deadlines.begin()->second;
-    auto it = pending.find(id);
+    const Pending& p = pending.find(id)->second;
     // Without a neighbour entry the IP stays unknown, and while the local port is down no query
     // can leave: both are `unreachable`, not a slow SA.
-    complete(id, failure(it->second.job == 0 || !port_active ? Error::unreachable : Error::timeout));
+    const Error error = p.job == 0 || !port_active ? Error::unreachable : Error::timeout;
+    complete(id, p.stale_fallback ? held_fallback(jobs.at(p.job).key.path_key(), error) : failure(error));
   }
 }
 

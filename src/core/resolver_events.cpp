@@ -13,7 +13,7 @@ void Resolver::Impl::schedule_revalidation_all() {
     CacheEntry& e = cache.at(i);
     e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
     if (e.state == EntryState::valid) e.state = EntryState::stale;
-    if (e.state == EntryState::failed) e.retry_after = t;  // the new SM may know better
+    if (e.state == EntryState::failed || e.has_path()) e.retry_after = t;  // the new SM may know better
     if (e.state == EntryState::stale || e.state == EntryState::gone || e.state == EntryState::provisional) {
       e.flags |= CacheEntry::kScheduled;
       revalidation_schedule.push_back(e.key);
@@ -50,7 +50,11 @@ void Resolver::on_local_port(const LocalPort& port) {
     m.dispatch(id, std::move(p));
   }
   bool lid_changed = old && old->lid != port.lid;
-  if (lid_changed) ++m.stats.lid_changes;
+  if (lid_changed) {
+    ++m.stats.lid_changes;
+    m.lids_moved_at = m.now();  // paths from before carry old LIDs: held on use (docs/design.md §3)
+    m.requeue_inflight();       // their answers would too: ask again
+  }
   // Paths carry our SLID, and the fabric may have changed while the port was down.
   if (old && (came_up || lid_changed)) m.schedule_revalidation_all();
   m.settle();

@@ -18,6 +18,7 @@
 #include "core/neighbour_table.h"
 #include "core/path_cache.h"
 #include "core/resolver.h"
+#include "core/sa_pacer.h"
 #include "core/token_bucket.h"
 
 namespace ibat::core {
@@ -60,6 +61,7 @@ struct Job {
   bool for_cache = false;       // revalidation or prefetch: wanted even without waiters
   bool retry_wait = false;      // waiting for its backoff to end
   TimePoint retry_at{};
+  TimePoint sent_at{};          // of the query in flight
 };
 
 struct Pending {
@@ -68,6 +70,7 @@ struct Pending {
   JobId job = 0;  // 0: waiting for a neighbour entry of the request's IP, or for the local port
   ResolveRequest request;
   bool waits_for_port = false;  // no source GID yet: waiting for the first local port report
+  bool stale_fallback = false;  // held on a stale entry whose LIDs moved: its path if no fresh one
 };
 
 struct CompletionCall {
@@ -91,7 +94,8 @@ struct Resolver::Impl {
 
   // resolver.cpp: requests.
   void dispatch(RequestId id, Pending&& p);
-  void resolve_gid(RequestId id, Pending&& p, const PathKey& key);
+  // may_hold: false for a resolve by LID, whose answer must carry the DLID it asked for.
+  void resolve_gid(RequestId id, Pending&& p, const PathKey& key, bool may_hold = true);
   void resolve_lid(RequestId id, Pending&& p, const LidKey& key);
   void wait_on_job(RequestId id, Pending&& p, const JobKey& key);
   void wait_for_neighbour(RequestId id, Pending&& p, const IpAddr& ip);
@@ -105,6 +109,10 @@ struct Resolver::Impl {
   void note_change(const CacheEntry& e, EntryState old_state, Lid old_dlid);  // for the path observer
   CacheEntryView view_of(const CacheEntry& e, TimePoint now) const;
   bool refresh_servable(CacheEntry& e);  // valid -> stale after TTL; can it be served now?
+  bool lids_moved_under(const CacheEntry& e) const;  // its path predates our own LID's move
+  // For a request held on a stale entry (stale_fallback) that gets no fresh answer: the entry's
+  // last path, or `error` if it has none left (gone, no record).
+  ResolveResult held_fallback(const PathKey& key, Error error);
   void settle();                         // send what can be sent, then run the outbox
 
   // resolver_jobs.cpp: jobs, queries, results.
@@ -117,6 +125,7 @@ struct Resolver::Impl {
   void compact_queue(std::deque<std::pair<JobId, std::uint64_t>>& queue);
   void remember_lid_failure(const LidKey& key, TimePoint until, Error error);
   void start_revalidation(PathCache::Index i);
+  std::uint32_t send_cap() const;  // queries that may be in flight now
   void pump();
   void send_query(JobId id);
   void accept(JobId id, const PathRecord& path);
@@ -148,7 +157,9 @@ struct Resolver::Impl {
   PathCache cache;
   NeighbourTable neighbours;
   TokenBucket bucket;
+  SaPacer pacer;  // used when policy.sa_adaptive
   std::optional<LocalPort> port;  // unknown until the first on_local_port (then assumed usable)
+  std::optional<TimePoint> lids_moved_at;  // when our own LID last changed (the SM moved the LIDs)
   bool port_active = true;
   std::optional<BroadcastParams> broadcast;
   PathObserver path_observer;

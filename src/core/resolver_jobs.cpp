@@ -85,6 +85,11 @@ void Resolver::Impl::start_revalidation(PathCache::Index i) {
   enqueue_for_cache(JobKey::for_path(e.key));
 }
 
+std::uint32_t Resolver::Impl::send_cap() const {
+  if (!policy.sa_adaptive) return policy.sa_max_inflight;
+  return std::min(policy.sa_max_inflight, pacer.allowed_inflight());
+}
+
 void Resolver::Impl::pump() {
   if (!port_active) return;
   auto front_is_live = [this](auto& queue) {
@@ -96,11 +101,13 @@ void Resolver::Impl::pump() {
     }
     return false;
   };
-  while (inflight.size() < policy.sa_max_inflight) {
+  const std::uint32_t cap = send_cap();
+  while (inflight.size() < cap) {
     auto* queue = front_is_live(urgent_queue)       ? &urgent_queue
                   : front_is_live(background_queue) ? &background_queue
                                                     : nullptr;
-    if (!queue || !bucket.try_take(now())) return;
+    if (!queue || (policy.sa_adaptive && now() < pacer.next_send())) return;
+    if (!bucket.try_take(now())) return;
     JobId id = queue->front().first;
     queue->pop_front();
     send_query(id);
@@ -112,6 +119,8 @@ void Resolver::Impl::send_query(JobId id) {
   job.queued = false;
   job.query = next_query++;
   inflight.emplace(job.query, id);
+  job.sent_at = now();
+  if (policy.sa_adaptive) pacer.on_send(job.sent_at);
   ++stats.sa_queries;
   if (job.attempts > 0) ++stats.sa_retries;
   PathQuery q{.id = job.query, .sgid = job.key.sgid, .dgid = std::nullopt, .dlid = std::nullopt, .pkey = job.key.pkey};
@@ -127,6 +136,10 @@ void Resolver::on_query_result(QueryId query, const QueryResult& result) {
   m.inflight.erase(it);
   Job& job = m.jobs.at(id);
   job.query = 0;
+  if (m.policy.sa_adaptive) {
+    if (result.error == Error::timeout) m.pacer.on_loss(job.sent_at, m.now());  // also BUSY
+    else m.pacer.on_answer(job.sent_at, m.now());
+  }
   if (result.error == Error::ok) {
     const PathRecord& p = result.path;
     bool matches = job.key.by_lid ? p.dlid == job.key.dlid : p.dgid == job.key.dgid;
@@ -214,7 +227,10 @@ void Resolver::Impl::give_up(JobId id, Error error) {
     }
   }
   destroy_job(id);
-  for (RequestId w : waiters) complete_detached(w, failure(error));
+  for (RequestId w : waiters) {
+    const bool held = pending.at(w).stale_fallback;
+    complete_detached(w, held ? held_fallback(key.path_key(), error) : failure(error));
+  }
 }
 
 // Bounded by the cache capacity: expired failures are swept first; if the table is still full

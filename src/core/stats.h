@@ -11,6 +11,8 @@ struct Stats {
   std::uint64_t cache_hits = 0;        // answered from a valid entry
   std::uint64_t stale_hits = 0;        // answered from a stale entry (revalidation pending)
   std::uint64_t provisional_hits = 0;  // answered from a provisional (ARP-built) entry
+  std::uint64_t stale_holds = 0;       // held on a stale entry for its fresh answer: our LID moved
+  std::uint64_t stale_fallbacks = 0;   // of those (or while their revalidation backs off): old path served
   std::uint64_t misses = 0;            // had to wait for a query
   std::uint64_t coalesced = 0;         // waited on a query already in flight
   std::uint64_t sa_queries = 0;        // PathQuery objects sent (retries included)

@@ -22,6 +22,8 @@ json stats_json(const core::Stats& s, const fabric::FabricStats& f, const Server
       {"table_hits", server.table_hits},
       {"stale_hits", s.stale_hits},
       {"provisional_hits", s.provisional_hits},
+      {"stale_holds", s.stale_holds},
+      {"stale_fallbacks", s.stale_fallbacks},
       {"misses", s.misses},
       {"coalesced", s.coalesced},
       {"sa_queries", s.sa_queries},

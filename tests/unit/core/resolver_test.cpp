@@ -197,6 +197,7 @@ TEST_F(ResolverTest, InflightCapHoldsNewQueriesAndQueuedWaitersStillTimeOut) {
 TEST_F(ResolverTest, TokenBucketShapesNewQueries) {
   policy.sa_rate = 10;
   policy.sa_burst = 2;
+  policy.sa_adaptive = false;  // the bucket alone (no answers here: the SaPacer would hold 4)
   reset();
   for (std::uint64_t n = 1; n <= 5; ++n) resolve_gid(remote_gid(n));
   EXPECT_EQ(sink.sent.size(), 2u);
@@ -208,6 +209,33 @@ TEST_F(ResolverTest, TokenBucketShapesNewQueries) {
   EXPECT_EQ(sink.sent.size(), 3u);
   advance(200ms);
   EXPECT_EQ(sink.sent.size(), 5u);
+}
+
+// The SaPacer sits below sa_max_inflight and the bucket: 4 queries before any answer, more as
+// prompt answers come back, fewer after a timeout.
+TEST_F(ResolverTest, SaPacerWindowGrowsWithPromptAnswersAndShrinksOnTimeout) {
+  for (std::uint64_t n = 1; n <= 40; ++n) resolve_gid(remote_gid(n));
+  ASSERT_EQ(sink.open.size(), 4u);
+  for (int round = 0; round < 3; ++round) {
+    clock.advance(1ms);
+    const std::set<QueryId> open = sink.open;
+    for (QueryId id : open) {
+      const PathQuery q = sink.sent[id - 1];
+      sink.open.erase(id);
+      answer(q, good_path(*q.dgid, 10));
+    }
+    run_for(2ms, 20us);  // the paced gaps (srtt / window) pass
+  }
+  EXPECT_GT(sink.open.size(), 4u);
+  ASSERT_LT(sink.sent.size(), 40u);  // still queued: only the window holds them back
+  const std::size_t wide = sink.open.size();
+  clock.advance(1ms);
+  for (QueryId id : std::set<QueryId>(sink.open)) {
+    sink.open.erase(id);
+    fail(sink.sent[id - 1], Error::timeout);
+  }
+  run_for(2ms, 20us);
+  EXPECT_LT(sink.open.size(), wide) << "sent " << sink.sent.size();
 }
 
 TEST_F(ResolverTest, OverloadAnswersAtOnce) {

@@ -4,10 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <future>
-#include <thread>
 
-#include <asio/executor_work_guard.hpp>
-#include <asio/post.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <linux/netlink.h>
@@ -17,7 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../server/server_test_support.h"
+#include "../server/daemon_fixture.h"
 #include "kernel_twin.h"
 #include "server/daemon/service.h"
 
@@ -25,7 +22,6 @@ namespace ibat::server {
 namespace {
 
 using namespace std::chrono_literals;
-using test_support::FakeSa;
 using test_support::gid;
 using test_support::kLocalGid;
 
@@ -80,41 +76,15 @@ class KernelTwin {
   int fd_ = -1;
 };
 
-class LocalSaServiceTest : public ::testing::Test {
+// The daemon fixture with the responder bound to a datagram socket in the fixture's folder.
+class LocalSaServiceTest : public test_support::DaemonTest {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("ibat-local-sa-test-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    config_.server.socket = (dir_ / "ibatd.sock").string();
-    config_.snapshot.cache_file.clear();
+    DaemonTest::SetUp();
     config_.linux_host.local_sa_socket = (dir_ / "local-sa.sock").string();
   }
-  template <class F>
-  auto on_loop(F f) {
-    std::packaged_task<decltype(f())()> task(std::move(f));
-    auto result = task.get_future();
-    asio::post(loop_, [&task] { task(); });
-    return result.get();
-  }
-  void TearDown() override {
-    if (thread_.joinable()) {
-      on_loop([this] { service_.reset(); });
-      work_.reset();
-      loop_.stop();
-      thread_.join();
-    }
-    std::filesystem::remove_all(dir_);
-  }
-  void start() {
-    service_ = std::make_unique<Service>(loop_, config_, sink_);
-    service_->start();
-    service_->on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{1}, true});
-    work_.emplace(loop_.get_executor());
-    thread_ = std::thread([this] { loop_.run(); });
-  }
   void answer(std::size_t index, core::QueryResult result) {
-    const core::PathQuery q = sink_.wait_query(index);
+    const core::PathQuery q = sa_.wait_query(index);
     on_loop([&] { service_->on_query_result(q.id, result); });
   }
   nlohmann::json local_sa_stats() {
@@ -127,14 +97,6 @@ class LocalSaServiceTest : public ::testing::Test {
     q.dgid = dgid;
     return q;
   }
-
-  std::filesystem::path dir_;
-  DaemonConfig config_;
-  FakeSa sink_;
-  asio::io_context loop_;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
-  std::unique_ptr<Service> service_;
-  std::thread thread_;
 };
 
 TEST_F(LocalSaServiceTest, MissIsResolvedThroughTheSaThenAnsweredFromTheCache) {
@@ -151,7 +113,7 @@ TEST_F(LocalSaServiceTest, MissIsResolvedThroughTheSaThenAnsweredFromTheCache) {
   auto second = kernel.verdict(2, use);
   ASSERT_EQ(second.outcome, twin::Outcome::path) << second.why;
   EXPECT_EQ(second.paths[0].dlid, core::Lid{22});
-  EXPECT_EQ(sink_.count(), 1u) << "the cached path must not be asked again";
+  EXPECT_EQ(sa_.count(), 1u) << "the cached path must not be asked again";
   auto stats = local_sa_stats();
   EXPECT_EQ(stats["requests"], 2);
   EXPECT_EQ(stats["answered"], 2);
@@ -196,7 +158,7 @@ TEST_F(LocalSaServiceTest, SilentSaMeansAnErrorAtTheDeadlineNotAKernelTimeout) {
   start();
   KernelTwin kernel(config_.linux_host.local_sa_socket);
   kernel.ask(query(twin::Caller::ipoib, gid(6)), 1);
-  sink_.wait_query(0);  // the SA never answers
+  sa_.wait_query(0);  // the SA never answers
   auto verdict = kernel.verdict(1, twin::path_use_of(twin::Caller::ipoib));
   EXPECT_EQ(verdict.outcome, twin::Outcome::fallback) << verdict.why;
   EXPECT_EQ(local_sa_stats()["errors"]["timeout"], 1);
@@ -235,7 +197,7 @@ TEST_F(LocalSaServiceTest, ShutdownAnswersPendingKernelRequestsWithAnError) {
   start();
   KernelTwin kernel(config_.linux_host.local_sa_socket);
   kernel.ask(query(twin::Caller::ipoib, gid(8)), 1);
-  sink_.wait_query(0);
+  sa_.wait_query(0);
   std::promise<void> done;
   on_loop([&] { service_->shutdown([&] { done.set_value(); }, 100ms); });
   EXPECT_EQ(kernel.verdict(1, 1).outcome, twin::Outcome::fallback);

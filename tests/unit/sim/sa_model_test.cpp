@@ -1,4 +1,5 @@
-// SaModel: FIFO service at the configured rate, queue-limit drops, outages, fabric latency.
+// SaModel: FIFO service at the configured rate, OpenSM's overload drops, queue-limit drops,
+// outages, fabric latency.
 #include <gtest/gtest.h>
 
 #include "sim/sa_model.h"
@@ -31,6 +32,21 @@ TEST(SaModel, DropsArrivalsBeyondTheQueueLimit) {
   EXPECT_FALSE(sa.submit(0).has_value());
   EXPECT_TRUE(sa.submit(1'000'000).has_value());  // the first one finished: room for one more
   EXPECT_EQ(sa.totals().arrived, 5u);
+  EXPECT_EQ(sa.totals().dropped, 1u);
+}
+
+TEST(SaModel, QueuesWithoutLimitUntilTheHeadOfLineWaitPassesTheFifoTimeout) {
+  TimeSeries series(1'000'000'000);
+  SaOptions o = options(1000.0, 0, 0);  // OpenSM: unbounded queue, 10 s max_msg_fifo_timeout
+  SaModel sa(o, series);
+  for (int i = 0; i < 12'000; ++i) ASSERT_TRUE(sa.submit(0).has_value()) << i;  // 12 s of work
+  EXPECT_EQ(sa.totals().dropped, 0u);
+  // At 10.5 s the request taken off last had waited 10.5 s (> 10 s) and many still wait: dropped.
+  EXPECT_FALSE(sa.submit(10'500'000'000).has_value());
+  EXPECT_EQ(sa.totals().overload_dropped, 1u);
+  EXPECT_EQ(sa.totals().max_wait_ns, 11'999'000'000);  // the last of the 12,000 accepted
+  // Once the queue holds at most one request, arrivals are accepted again.
+  EXPECT_TRUE(sa.submit(11'999'500'000).has_value());
   EXPECT_EQ(sa.totals().dropped, 1u);
 }
 

@@ -1,0 +1,161 @@
+// SaPacer: the window grows while the SA answers promptly, shrinks on loss and on queueing delay,
+// stays within [kMinWindow, max] (never less than one query allowed in flight), and its jittered
+// pace is spread and reproducible.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/sa_pacer.h"
+
+namespace ibat::core {
+namespace {
+
+using namespace std::chrono_literals;
+
+TimePoint at(Duration d) { return TimePoint{d}; }
+
+// One round trip of `rtt` answered at `now`, for a query sent rtt earlier.
+void answer(SaPacer& p, TimePoint& now, Duration rtt) {
+  now += rtt;
+  p.on_answer(now - rtt, now);
+}
+
+TEST(SaPacer, StartsWithASmallWindow) {
+  SaPacer p(64, 1);
+  EXPECT_EQ(p.window(), SaPacer::kInitialWindow);
+  EXPECT_EQ(p.allowed_inflight(), 4u);
+  EXPECT_LE(p.next_send(), at(0s));  // nothing measured yet: no pace
+}
+
+TEST(SaPacer, GrowsWhileTheRoundTripIsFlatAndNothingIsLost) {
+  SaPacer p(64, 1);
+  TimePoint now = at(1s);
+  double last = p.window();
+  for (int i = 0; i < 10; ++i) {
+    answer(p, now, 100us);
+    EXPECT_GE(p.window(), last);
+    last = p.window();
+  }
+  EXPECT_EQ(p.window(), 64.0);  // capped by max_window
+  EXPECT_EQ(p.allowed_inflight(), 64u);
+}
+
+TEST(SaPacer, LossHalvesTheWindowOnceForTheQueriesInFlight) {
+  SaPacer p(64, 1);
+  TimePoint now = at(1s);
+  for (int i = 0; i < 10; ++i) answer(p, now, 1ms);
+  ASSERT_EQ(p.window(), 64.0);
+  const TimePoint sent = now - 1ms;
+  p.on_loss(sent, now);
+  EXPECT_EQ(p.window(), 32.0);
+  p.on_loss(sent + 10us, now + 100ms);  // in flight with the first: the same congestion event
+  EXPECT_EQ(p.window(), 32.0);
+  p.on_loss(now + 1ms, now + 200ms);  // sent after the halving: the SA is still swamped
+  EXPECT_EQ(p.window(), 16.0);
+}
+
+TEST(SaPacer, RoundTripGrowthShrinksTheWindow) {
+  SaPacer p(64, 1);
+  TimePoint now = at(1s);
+  for (int i = 0; i < 10; ++i) answer(p, now, 1ms);
+  ASSERT_EQ(p.window(), 64.0);
+  answer(p, now, 1ms + 50ms);  // 50 ms of queue at the SA, beyond the 10 ms target
+  EXPECT_LT(p.window(), 64.0);
+  const double after_one = p.window();
+  answer(p, now, 1ms + 50ms);
+  EXPECT_LT(p.window(), after_one);
+}
+
+// Between target/10 and the target, FAST's update: two nodes that start far apart end with the
+// same window, the one that keeps kQueueShare of their queries in the queue (w x delay / rtt).
+TEST(SaPacer, ModerateQueueingSharesTheSaFairly) {
+  SaPacer small(64, 1), large(64, 2);
+  TimePoint t1 = at(1s), t2 = at(1s);
+  answer(small, t1, 1ms);
+  answer(large, t2, 1ms);
+  for (int i = 0; i < 10; ++i) answer(large, t2, 1ms);  // large grew to the cap meanwhile
+  ASSERT_EQ(large.window(), 64.0);
+  for (int i = 0; i < 60; ++i) {
+    answer(small, t1, 1ms + 5ms);
+    answer(large, t2, 1ms + 5ms);
+  }
+  const double fair = SaPacer::kQueueShare * 6.0 / 5.0;
+  EXPECT_NEAR(small.window(), fair, 0.01 * fair);
+  EXPECT_NEAR(large.window(), fair, 0.01 * fair);
+}
+
+// One slow answer in a round is noise (a busy host, a scheduler), not a queue at the SA: the
+// round's smallest delay decides.
+TEST(SaPacer, OneSlowAnswerInARoundIsNotAQueue) {
+  SaPacer p(64, 1);
+  TimePoint now = at(1s);
+  for (int i = 0; i < 3; ++i) answer(p, now, 1ms);
+  const double before = p.window();
+  // One round trip (srtt ~1 ms) with four answers, one of them 30 ms late.
+  p.on_answer(now - 1ms, now + 100us);
+  p.on_answer(now - 30ms, now + 200us);
+  p.on_answer(now - 1ms, now + 300us);
+  p.on_answer(now - 1ms, now + 2ms);  // ends the round
+  EXPECT_GE(p.window(), before);
+}
+
+TEST(SaPacer, NeverBelowOneInFlightNorAboveTheCap) {
+  SaPacer p(8, 1);
+  TimePoint now = at(1s);
+  for (int i = 0; i < 100; ++i, now += 1s) p.on_loss(now, now + 1ms);
+  EXPECT_EQ(p.window(), SaPacer::kMinWindow);
+  EXPECT_EQ(p.allowed_inflight(), 1u);
+  for (int i = 0; i < 200; ++i) answer(p, now, 1ms);
+  EXPECT_EQ(p.window(), 8.0);
+  EXPECT_EQ(p.allowed_inflight(), 8u);
+  p.set_max_window(2);
+  EXPECT_EQ(p.allowed_inflight(), 2u);
+}
+
+TEST(SaPacer, AWindowBelowOneIsAPaceOfSrttOverWindow) {
+  SaPacer p(64, 1);
+  TimePoint now = at(1s);
+  answer(p, now, 10ms);
+  for (int i = 0; i < 6; ++i, now += 1s) p.on_loss(now, now + 1ms);
+  const double w = p.window();
+  ASSERT_LT(w, 1.0);
+  p.on_send(now);
+  const Duration gap = p.next_send() - now;
+  const double nominal_s = std::chrono::duration<double>(p.srtt()).count() / w;
+  ASSERT_LT(nominal_s, 1.0);
+  EXPECT_GE(std::chrono::duration<double>(gap).count(), 0.5 * nominal_s);
+  EXPECT_LE(std::chrono::duration<double>(gap).count(), 1.5 * nominal_s);
+}
+
+TEST(SaPacer, ThePaceIsAtLeastOneQueryASecond) {
+  SaPacer p(64, 1);
+  TimePoint now = at(1s);
+  answer(p, now, 100ms);
+  for (int i = 0; i < 20; ++i, now += 1s) p.on_loss(now, now + 1ms);
+  ASSERT_GT(std::chrono::duration<double>(p.srtt()).count() / p.window(), 1.0);
+  p.on_send(now);
+  EXPECT_LE(p.next_send() - now, SaPacer::kMaxGap * 3 / 2);
+}
+
+TEST(SaPacer, JitterSpreadsSendTimesAcrossNodesAndIsReproducible) {
+  auto gaps = [](std::uint64_t seed) {
+    SaPacer p(64, seed);
+    TimePoint now = at(1s);
+    answer(p, now, 10ms);
+    std::vector<Duration> out;
+    for (int i = 0; i < 8; ++i) {
+      p.on_send(now);
+      out.push_back(p.next_send() - now);
+    }
+    return out;
+  };
+  EXPECT_EQ(gaps(7), gaps(7));
+  std::set<Duration::rep> firsts;
+  for (std::uint64_t node = 0; node < 100; ++node) firsts.insert(gaps(node).front().count());
+  EXPECT_GT(firsts.size(), 95u);  // 100 nodes starting together do not send together again
+  const auto g = gaps(3);
+  EXPECT_NE(g[0], g[1]);
+}
+
+}  // namespace
+}  // namespace ibat::core
