@@ -1,6 +1,7 @@
 // ibat-sim: command line of the discrete-event scale simulator (see docs/scale.md).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -26,6 +27,9 @@ int main(int argc, char** argv) {
   double sm_restart_at = -1.0;
   double sa_outage_at = -1.0;
   bool json = false;
+  bool no_monitor = false;
+  double poll_interval_ms = 1000.0;
+  double sm_check_interval_s = 60.0;
   std::string csv;
 
   app.add_option("--workload", workload, "job-start | churn | sm-restart")
@@ -54,6 +58,8 @@ int main(int argc, char** argv) {
   app.add_option("--node-sa-burst", node_sa_burst, "Policy::sa_burst of every node's Resolver")
       ->check(CLI::PositiveNumber);
   app.add_option("--capacity", capacity, "Policy::capacity (cache entries per node)")->check(CLI::PositiveNumber);
+  app.add_option("--job-start-capacity", sc.job_start_capacity,
+                 "job-start without SM restart: cache entries each node keeps (0: --capacity)");
   app.add_option("--request-timeout-s", request_timeout_s, "deadline of each resolve (default: Policy)");
   app.add_option("--duration-s", sc.duration_s, "churn / sm-restart: traffic duration");
   app.add_option("--connect-rate", sc.connects_per_rank_s, "churn / sm-restart: connects per rank per s")
@@ -65,6 +71,12 @@ int main(int argc, char** argv) {
   app.add_flag("--lid-change", sc.lid_change, "the restarted SM assigns new LIDs");
   app.add_option("--sa-outage-at", sa_outage_at, "SA unavailable from this time, s (no SM change)");
   app.add_option("--sa-outage-s", sc.sa_outage_s, "length of that outage, s");
+  app.add_flag("--no-monitor", no_monitor, "do not model the daemons' port monitor MADs");
+  app.add_option("--poll-interval-ms", poll_interval_ms, "daemon: fabric.poll_interval_ms (local PortInfo)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--sm-check-interval-s", sm_check_interval_s,
+                 "daemon: fabric.sm_check_interval_s (routine SM/SA check, x [1, 1.5))")
+      ->check(CLI::PositiveNumber);
   app.add_option("--seed", sc.seed, "random seed");
   app.add_option("--bucket-ms", bucket_ms, "time-series bucket width")->check(CLI::PositiveNumber);
   app.add_option("--max-exact-queries", sc.max_exact_queries,
@@ -81,6 +93,10 @@ int main(int argc, char** argv) {
   sc.sa.latency_ns = std::llround(latency_us * 1e3);
   sc.mad_timeout_ns = std::llround(mad_timeout_ms * 1e6);
   sc.bucket_ns = std::llround(bucket_ms * 1e6);
+  sc.monitor.enabled = !no_monitor;
+  sc.monitor.poll_ns = std::llround(poll_interval_ms * 1e6);
+  sc.monitor.sm_check_ns = std::llround(sm_check_interval_s * 1e9);
+  sc.monitor.check_timeout_ns = std::min(sc.mad_timeout_ns, sc.monitor.poll_ns / 4);
   sc.policy.sa_rate = node_sa_rate;
   sc.policy.sa_burst = node_sa_burst;
   sc.policy.capacity = capacity;

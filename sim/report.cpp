@@ -48,6 +48,10 @@ nlohmann::json to_json(const Scenario& s, const RunResult& r) {
       {"coalesced", r.coalesced},
       {"evictions", r.evictions},
       {"revalidations", r.revalidations},
+      {"monitor_remote_mads", r.monitor_remote_mads},
+      {"monitor_local_mads", r.monitor_local_mads},
+      {"monitor_full_checks", r.monitor_full_checks},
+      {"monitor_routine_checks", r.monitor_routine_checks},
       {"events", r.events},
       {"events_per_s", events_per_s},
       {"wall_s", r.wall_s},
@@ -61,13 +65,15 @@ std::string summary_line(const Scenario& s, const RunResult& r) {
   char line[512];
   std::snprintf(line, sizeof line,
                 "%s %s N=%u R=%u%s: sa_queries=%llu dropped=%llu peak=%.0f q/s failures=%llu "
-                "p50=%.3f ms p99=%.3f ms max=%.3f ms completion=%.3f s (wall %.2f s, %llu events)",
+                "p50=%.3f ms p99=%.3f ms max=%.3f ms completion=%.3f s monitor=%llu remote/%llu local MADs "
+                "(wall %.2f s, %llu events)",
                 std::string(to_string(s.workload)).c_str(), std::string(to_string(s.strategy)).c_str(),
                 s.nodes, s.ranks, r.analytic ? " [closed form]" : "",
                 static_cast<unsigned long long>(r.sa_queries),
                 static_cast<unsigned long long>(r.sa_dropped), r.sa_peak_qps,
                 static_cast<unsigned long long>(r.failures), r.resolve_p50_ms, r.resolve_p99_ms,
-                r.resolve_max_ms, r.completion_s, r.wall_s, static_cast<unsigned long long>(r.events));
+                r.resolve_max_ms, r.completion_s, static_cast<unsigned long long>(r.monitor_remote_mads),
+                static_cast<unsigned long long>(r.monitor_local_mads), r.wall_s, static_cast<unsigned long long>(r.events));
   return line;
 }
 

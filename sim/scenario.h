@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/policy.h"
+#include "sim/monitor.h"
 #include "sim/sa_model.h"
 
 namespace ibat::sim {
@@ -35,9 +36,15 @@ struct Scenario {
   // reported to the Resolver (or, for per-process, to the rank).
   std::int64_t mad_timeout_ns = 200'000'000;
   std::uint32_t mad_retries = 3;
+  // Every daemon's port monitor (not per-process: no daemon): its remote MADs reach the SA model.
+  MonitorOptions monitor;
   // Outstanding connects per rank (per node for the cached strategies, whose ranks run in lockstep).
   std::uint32_t window = 64;
   core::Policy policy;  // of every node's Resolver
+  // job-start without an SM restart never uses a destination twice, so a node's finished entries
+  // are dead weight: its Resolver keeps at most this many (LRU-evicted, counted in `evictions`;
+  // nothing the SA sees changes). 0: Policy::capacity. See docs/scale.md "Simulator speed".
+  std::uint32_t job_start_capacity = 1024;
   Pace pace = Pace::policy;
   // Of each resolve; default Policy::request_timeout (job-start: Policy::max_request_timeout).
   std::optional<core::Duration> request_timeout;
@@ -85,6 +92,11 @@ struct RunResult {
   std::uint64_t coalesced = 0;
   std::uint64_t evictions = 0;
   std::uint64_t revalidations = 0;
+  // The daemons' port monitors: MADs to the SM/SA (included in sa_queries) and to the own port.
+  std::uint64_t monitor_remote_mads = 0;
+  std::uint64_t monitor_local_mads = 0;
+  std::uint64_t monitor_full_checks = 0;
+  std::uint64_t monitor_routine_checks = 0;
   std::uint64_t events = 0;
   double wall_s = 0;
   std::string note;  // modelling remarks (e.g. what the closed form assumes)

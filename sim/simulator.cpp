@@ -17,6 +17,13 @@ constexpr std::int64_t kMinTickStepNs = 1'000;  // guard if next_wakeup() does n
 std::int64_t seconds_to_ns(double s) { return static_cast<std::int64_t>(std::llround(s * 1e9)); }
 double ns_to_ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
+// per-process runs no daemon, hence no port monitor.
+MonitorOptions daemon_monitor(const Scenario& s) {
+  MonitorOptions m = s.monitor;
+  if (s.strategy == Strategy::per_process) m.enabled = false;
+  return m;
+}
+
 }  // namespace
 
 core::Gid Simulator::gid_of(std::uint32_t node) {
@@ -41,7 +48,12 @@ void Simulator::NodeSink::send_path_query(const core::PathQuery& query) {
 void Simulator::NodeSink::cancel_query(core::QueryId id) { sim_.nodes_[node_].queries.erase(id); }
 
 Simulator::Simulator(const Scenario& scenario)
-    : sc_(scenario), series_(scenario.bucket_ns), sa_(scenario.sa, series_), rng_(scenario.seed) {
+    : sc_(scenario),
+      series_(scenario.bucket_ns),
+      sa_(scenario.sa, series_),
+      monitor_(daemon_monitor(scenario), scenario.nodes, scenario.mad_timeout_ns, scenario.mad_retries,
+               scenario.seed, queue_, sa_),
+      rng_(scenario.seed) {
   if (sc_.nodes < 2 || sc_.nodes > 20'000) throw std::invalid_argument("nodes must be in [2, 20000]");
   if (sc_.ranks < 1) throw std::invalid_argument("ranks must be >= 1");
   if (sc_.window < 1) throw std::invalid_argument("window must be >= 1");
@@ -59,6 +71,10 @@ Simulator::Simulator(const Scenario& scenario)
   if (sc_.sa_outage_at_s && sc_.sa_outage_s > 0) {
     const std::int64_t from = seconds_to_ns(*sc_.sa_outage_at_s);
     sa_.add_outage(from, from + seconds_to_ns(sc_.sa_outage_s));
+  }
+
+  if (sc_.workload == Workload::job_start && !sc_.sm_restart_at_s && sc_.job_start_capacity > 0) {
+    sc_.policy.capacity = std::min(sc_.policy.capacity, sc_.job_start_capacity);
   }
 
   // A job's wire-up waits as long as the daemon lets it: each node's window of connects waits
@@ -107,6 +123,11 @@ RunResult Simulator::run() {
   result_.sa_max_wait_ms = ns_to_ms(sa.max_wait_ns);
   result_.sa_late_buckets = series_.buckets_waiting_over(sc_.mad_timeout_ns);
   result_.sa_peak_qps = series_.peak_sa_qps();
+  const MonitorTotals mon = monitor_.totals(now_ns_);
+  result_.monitor_remote_mads = mon.remote_mads;
+  result_.monitor_local_mads = mon.local_mads;
+  result_.monitor_full_checks = mon.full_checks;
+  result_.monitor_routine_checks = mon.routine_checks;
   result_.resolve_p50_ms = ns_to_ms(latency_.quantile(0.50));
   result_.resolve_p99_ms = ns_to_ms(latency_.quantile(0.99));
   result_.resolve_max_ms = ns_to_ms(latency_.max());
@@ -127,6 +148,7 @@ RunResult Simulator::run() {
 
 void Simulator::start() {
   const bool cached = sc_.strategy != Strategy::per_process;
+  monitor_.start();
   if (sc_.workload == Workload::job_start) {
     if (cached) {
       cursors_active_ = sc_.nodes;
@@ -160,6 +182,9 @@ void Simulator::handle(const Event& e) {
     case EventKind::query_timeout: answer(e.node, e.arg, true); return;
     case EventKind::rank_step: rank_step(static_cast<std::uint32_t>(e.arg)); return;
     case EventKind::sm_changed: sm_changed(); return;
+    case EventKind::monitor_poll:
+    case EventKind::monitor_reply:
+    case EventKind::monitor_lost: monitor_.handle(e, now_ns_); return;
   }
 }
 
@@ -276,7 +301,7 @@ void Simulator::complete(std::uint32_t n, std::uint32_t slot, core::Error error,
 }
 
 void Simulator::send_query(std::uint32_t n, core::QueryId id, std::uint32_t dest, std::uint32_t slot) {
-  nodes_[n].queries[id] = PendingQuery{dest, sc_.mad_retries, slot};
+  nodes_[n].queries.put(id, PendingQuery{dest, sc_.mad_retries, slot});
   attempt(n, id);
 }
 
@@ -292,15 +317,16 @@ void Simulator::attempt(std::uint32_t n, core::QueryId id) {
 
 void Simulator::answer(std::uint32_t n, core::QueryId id, bool timed_out) {
   Node& node = nodes_[n];
-  const auto it = node.queries.find(id);
-  if (it == node.queries.end()) return;  // cancelled by the Resolver
-  if (timed_out && it->second.tries_left > 0) {
-    --it->second.tries_left;
+  PendingQuery* pending = node.queries.find(id);
+  if (pending == nullptr) return;  // cancelled by the Resolver
+  if (timed_out && node.resolver) monitor_.on_remote_timeout(n, now_ns_);  // may be the SM restarting
+  if (timed_out && pending->tries_left > 0) {
+    --pending->tries_left;
     attempt(n, id);
     return;
   }
-  const PendingQuery q = it->second;
-  node.queries.erase(it);
+  const PendingQuery q = *pending;
+  node.queries.erase(id);
   core::QueryResult result;
   if (timed_out) {
     result.error = core::Error::timeout;
@@ -346,6 +372,7 @@ void Simulator::sm_changed() {
     } else {
       node.resolver->on_sm_changed();
     }
+    monitor_.on_sm_changed(n, now_ns_);
     after_call(n);
   }
 }

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <memory>
 #include <random>
-#include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
@@ -14,6 +13,8 @@
 #include "core/resolver.h"
 #include "sim/event_queue.h"
 #include "sim/latency_histogram.h"
+#include "sim/monitor.h"
+#include "sim/query_table.h"
 #include "sim/sa_model.h"
 #include "sim/scenario.h"
 #include "sim/time_series.h"
@@ -75,7 +76,7 @@ class Simulator {
     std::uint32_t outstanding = 0;
     std::vector<Slot> slots;
     std::vector<std::uint32_t> free_slots;
-    std::unordered_map<core::QueryId, PendingQuery> queries;
+    QueryTable<PendingQuery> queries;
     core::QueryId next_query_id = 1;  // per-process
   };
   struct Rank {
@@ -107,6 +108,7 @@ class Simulator {
   TimeSeries series_;
   SaModel sa_;
   EventQueue queue_;
+  Monitor monitor_;
   std::vector<Node> nodes_;
   std::vector<Rank> ranks_;
   std::mt19937_64 rng_;

@@ -107,7 +107,7 @@ class PathCache {
   }
 
  private:
-  static constexpr unsigned kChunkBits = 12;
+  static constexpr unsigned kChunkBits = 8;  // 256 entries: little slack in small caches
   static constexpr Index kChunkSize = Index{1} << kChunkBits;
   static constexpr Index kChunkMask = kChunkSize - 1;
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <compare>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -23,6 +24,13 @@ struct Gid {
   std::uint64_t interface_id() const;  // the port GUID for a default GID
   bool is_zero() const;
   auto operator<=>(const Gid&) const = default;
+  // Two 64-bit compares: the defaulted == called memcmp, a top cost of cache lookups.
+  bool operator==(const Gid& other) const {
+    std::uint64_t a[2], b[2];
+    std::memcpy(a, raw.data(), 16);
+    std::memcpy(b, other.raw.data(), 16);
+    return ((a[0] ^ b[0]) | (a[1] ^ b[1])) == 0;
+  }
 };
 
 // 16-bit Local Identifier. 0 is reserved (never a valid destination); 0xC000+ is multicast.

@@ -18,7 +18,10 @@ Scenario job_start(std::uint32_t n, Pace pace) {
 }
 
 TEST(Pacing, JobStartWithTheDefaultPolicyMeetsTheGoals) {
-  const Scenario s = job_start(200, Pace::policy);
+  // PathRecords only: at this size one extra SA arrival (a monitor MAD) moves the completion time
+  // as much as another seed does (0.95-1.10 s over seeds 1-8, with or without the monitor).
+  Scenario s = job_start(200, Pace::policy);
+  s.monitor.enabled = false;
   const RunResult res = Simulator(s).run();
   const double pairs = 200.0 * 199.0;
   EXPECT_EQ(res.failures, 0u);

@@ -1,0 +1,92 @@
+// The port monitor of every simulated ibatd (src/fabric/port_monitor.*, sm_check_schedule.*,
+// fabric_port.cpp), as MADs on the simulator's clock: a 0-hop PortInfo to its own port every poll
+// (local: counted, never reaches the SM), and only when SmCheckSchedule says so an SM/SA check —
+// a routine one every sm_check_interval x [1, 1.5) (the subscription check; SMInfo if unsettled),
+// a full one (SMInfo, then the subscription check) at the next poll after a timed-out remote MAD,
+// a local change or an SM change, repeated every poll until the SM answers. An SM change also
+// re-subscribes to traps 64/65 and re-reads the broadcast group. The remote MADs are SA/SM
+// arrivals in the SA model, so the SA load includes them. See docs/scale.md "Monitoring MADs".
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "sim/event_queue.h"
+#include "sim/query_table.h"
+#include "sim/sa_model.h"
+
+namespace ibat::sim {
+
+struct MonitorOptions {
+  bool enabled = true;
+  std::int64_t poll_ns = 1'000'000'000;             // fabric.poll_interval_ms
+  std::int64_t sm_check_ns = 60'000'000'000;        // fabric.sm_check_interval_s (x [1, 1.5))
+  std::int64_t check_timeout_ns = 200'000'000;      // a check MAD: min(mad_timeout, poll / 4)
+  std::uint32_t check_retries = 1;                  // ... and one resend
+};
+
+struct MonitorTotals {
+  std::uint64_t remote_mads = 0;  // attempts sent to the SM/SA (SA arrivals)
+  std::uint64_t local_mads = 0;   // 0-hop PortInfo polls of the own port
+  std::uint64_t full_checks = 0;
+  std::uint64_t routine_checks = 0;
+};
+
+class Monitor {
+ public:
+  // Daemons already running at time 0: subscriptions confirmed, random poll phase, the next
+  // routine check somewhere in its interval.
+  Monitor(const MonitorOptions& options, std::uint32_t nodes, std::int64_t sa_mad_timeout_ns,
+          std::uint32_t sa_mad_retries, std::uint64_t seed, EventQueue& queue, SaModel& sa);
+
+  void start();  // schedules every node's first due check
+  void handle(const Event& e, std::int64_t now_ns);  // monitor_poll, monitor_reply, monitor_lost
+  // A remote MAD of `node` (a path query attempt) timed out: a full check at its next poll.
+  void on_remote_timeout(std::uint32_t node, std::int64_t now_ns);
+  // The node saw an SM change: re-subscribe, re-read the broadcast group, full check next poll.
+  void on_sm_changed(std::uint32_t node, std::int64_t now_ns);
+  // Totals, with the local polls of [0, end_ns] counted in closed form.
+  MonitorTotals totals(std::int64_t end_ns) const;
+
+ private:
+  enum class Purpose : std::uint8_t { sm_info, sub_check, subscribe, mcmember };
+  enum class Check : std::uint8_t { none, routine, full };
+  struct Mad {
+    Purpose purpose = Purpose::sm_info;
+    std::uint32_t tries_left = 0;
+  };
+  struct NodeState {
+    std::int64_t phase_ns = 0;        // polls at phase + k * poll
+    std::int64_t next_routine_ns = 0;
+    std::int64_t last_check_ns = INT64_MIN / 2;
+    std::int64_t poll_at = -1;        // the scheduled monitor_poll, -1 if none
+    bool suspect = false;
+    Check check = Check::none;        // in progress
+    bool master_seen = false;
+    bool kept = false;
+    std::uint8_t subscriptions = 2;   // confirmed trap subscriptions
+    std::uint64_t next_mad = 1;
+    QueryTable<Mad> mads;
+  };
+
+  void poll(std::uint32_t n, std::int64_t now_ns);
+  void send(std::uint32_t n, Purpose purpose, std::int64_t now_ns);
+  void attempt(std::uint32_t n, std::uint64_t id, std::int64_t now_ns);
+  void done(std::uint32_t n, Purpose purpose, bool answered, std::int64_t now_ns);
+  void finish(std::uint32_t n, std::int64_t now_ns);
+  void schedule(std::uint32_t n, std::int64_t now_ns);
+  std::int64_t next_poll(const NodeState& s, std::int64_t t) const;  // first poll at or after t
+  std::int64_t routine_interval();
+
+  MonitorOptions options_;
+  std::int64_t sa_timeout_ns_;
+  std::uint32_t sa_retries_;
+  EventQueue& queue_;
+  SaModel& sa_;
+  std::mt19937_64 rng_;
+  std::vector<NodeState> nodes_;
+  MonitorTotals totals_;
+};
+
+}  // namespace ibat::sim

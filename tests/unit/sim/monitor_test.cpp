@@ -1,0 +1,88 @@
+// The daemons' port monitor MADs in the simulator: the idle rate of src/fabric (one remote MAD per
+// routine check every 60-90 s, one local PortInfo per poll), full checks when remote MADs time
+// out, re-subscription after an SM change, none for per-process (no daemon).
+#include <gtest/gtest.h>
+
+#include "sim/simulator.h"
+
+namespace ibat::sim {
+namespace {
+
+// Nearly idle daemons: a connect per rank every 100 s, an SA that never drops.
+Scenario quiet(std::uint32_t nodes, double seconds) {
+  Scenario s;
+  s.workload = Workload::churn;
+  s.strategy = Strategy::ibat;
+  s.nodes = nodes;
+  s.ranks = 1;
+  s.duration_s = seconds;
+  s.connects_per_rank_s = 0.01;
+  return s;
+}
+
+TEST(Monitor, IdleDaemonsSendOneRemoteMadPerRoutineCheck) {
+  const std::uint32_t n = 40;
+  const double seconds = 600;
+  const RunResult res = Simulator(quiet(n, seconds)).run();
+  EXPECT_EQ(res.sa_dropped, 0u);
+  EXPECT_EQ(res.monitor_full_checks, 0u);
+  EXPECT_EQ(res.monitor_remote_mads, res.monitor_routine_checks);  // one answered MAD each
+  EXPECT_EQ(res.sa_queries, res.resolver_sa_queries + res.monitor_remote_mads);
+  // Every 60 s x [1, 1.5): between 600/90 - 1 and 600/60 + 1 per node.
+  EXPECT_GE(res.monitor_routine_checks, n * 5u);
+  EXPECT_LE(res.monitor_routine_checks, n * 11u);
+  // One 0-hop PortInfo per 1 s poll, none of them at the SA.
+  EXPECT_GE(res.monitor_local_mads, n * 599u);
+  EXPECT_LE(res.monitor_local_mads, n * 602u);  // the run ends with its last connect, just after 600 s
+}
+
+TEST(Monitor, SlowerRoutineIntervalSendsFewer) {
+  Scenario s = quiet(40, 600);
+  s.monitor.sm_check_ns = 300'000'000'000;
+  const RunResult res = Simulator(s).run();
+  EXPECT_LE(res.monitor_routine_checks, 40u * 3);
+}
+
+TEST(Monitor, TimedOutQueriesTriggerFullChecksUntilTheSaAnswers) {
+  Scenario s = quiet(40, 60);
+  s.connects_per_rank_s = 2.0;  // queries in flight when the SA goes away
+  s.sa_outage_at_s = 20.0;
+  s.sa_outage_s = 3.0;
+  const RunResult res = Simulator(s).run();
+  EXPECT_GT(res.monitor_full_checks, 0u);
+  // Only while the SA is gone: at most one full check per poll per node over ~4 s.
+  EXPECT_LE(res.monitor_full_checks, 40u * 6);
+  EXPECT_GT(res.monitor_remote_mads, res.monitor_routine_checks);
+}
+
+TEST(Monitor, SmChangeResubscribesEveryDaemon) {
+  Scenario s = quiet(40, 60);
+  s.sm_restart_at_s = 20.0;
+  const RunResult res = Simulator(s).run();
+  // Two InformInfo SETs, the broadcast group, and a full check (SMInfo + subscription check).
+  EXPECT_GE(res.monitor_remote_mads, 40u * 5);
+  EXPECT_GE(res.monitor_full_checks, 40u);
+}
+
+TEST(Monitor, PerProcessHasNoDaemonToMonitor) {
+  Scenario s = quiet(12, 60);
+  s.strategy = Strategy::per_process;
+  const RunResult res = Simulator(s).run();
+  EXPECT_EQ(res.monitor_remote_mads, 0u);
+  EXPECT_EQ(res.monitor_local_mads, 0u);
+  EXPECT_EQ(res.sa_queries, res.requests);
+}
+
+TEST(Monitor, DisabledChangesNothingElse) {
+  Scenario on = quiet(30, 120);
+  Scenario off = on;
+  off.monitor.enabled = false;
+  const RunResult a = Simulator(on).run();
+  const RunResult b = Simulator(off).run();
+  EXPECT_EQ(b.monitor_remote_mads, 0u);
+  EXPECT_EQ(a.requests, b.requests);  // the workload's own random draws are not moved
+  EXPECT_EQ(a.sa_queries - a.monitor_remote_mads, b.sa_queries);
+}
+
+}  // namespace
+}  // namespace ibat::sim
