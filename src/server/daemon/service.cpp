@@ -269,11 +269,13 @@ void Service::reload(const DaemonConfig& next) {
 void Service::on_query_result(core::QueryId id, const core::QueryResult& result) {
   if (auto line = sa_health_.on_result(result.error, std::chrono::system_clock::now()))
     line->warn ? spdlog::warn("{}", line->text) : spdlog::info("{}", line->text);
-  gate_.on_query_result(id, result);
+  // The table first: the Resolver's completions send replies, and a client that resolves the same
+  // destination again as soon as it has its reply must find the path in the table.
   if (table_.attached()) {
     table_.on_query_result(id, result, clock_.now(), config_.policy.path_ttl);
     schedule_table_expiry();
   }
+  gate_.on_query_result(id, result);
 }
 
 void Service::on_local_port(const core::LocalPort& port) {
