@@ -1,6 +1,8 @@
 // Port monitor MADs of every simulated daemon: see monitor.h.
 #include "sim/monitor.h"
 
+#include <algorithm>
+
 namespace ibat::sim {
 
 Monitor::Monitor(const MonitorOptions& options, std::uint32_t nodes, std::int64_t sa_mad_timeout_ns,
@@ -25,6 +27,21 @@ std::int64_t Monitor::routine_interval() {
   return static_cast<std::int64_t>(static_cast<double>(options_.sm_check_ns) * stretch(rng_));
 }
 
+// SmCheckSchedule's back-off: poll x 2^false_alarms, capped at the routine interval.
+std::int64_t Monitor::timeout_backoff_ns(const NodeState& s) const {
+  const std::int64_t cap = options_.sm_check_ns > 0 ? options_.sm_check_ns : 64 * options_.poll_ns;
+  std::int64_t backoff = options_.poll_ns;
+  for (std::uint8_t i = 0; i < s.false_alarms && backoff < cap; ++i) backoff *= 2;
+  return std::min(backoff, cap);
+}
+
+std::int64_t Monitor::full_check_due_ns(const NodeState& s) const {
+  std::int64_t due = INT64_MAX;
+  if (s.suspect) due = s.last_check_ns + options_.poll_ns / 2;
+  if (s.timeout_suspect) due = std::min(due, s.last_check_ns + timeout_backoff_ns(s) - options_.poll_ns / 2);
+  return due;
+}
+
 void Monitor::start() {
   for (std::uint32_t n = 0; n < nodes_.size(); ++n) schedule(n, 0);
 }
@@ -39,8 +56,7 @@ std::int64_t Monitor::next_poll(const NodeState& s, std::int64_t t) const {
 void Monitor::schedule(std::uint32_t n, std::int64_t now_ns) {
   NodeState& s = nodes_[n];
   if (s.check != Check::none) return;  // finish() schedules
-  const std::int64_t due = s.suspect ? std::max(now_ns, s.last_check_ns + options_.poll_ns / 2)
-                                     : std::max(now_ns, s.next_routine_ns);
+  const std::int64_t due = std::max(now_ns, std::min(full_check_due_ns(s), s.next_routine_ns));
   const std::int64_t at = next_poll(s, due);
   if (s.poll_at >= 0 && s.poll_at <= at) return;
   s.poll_at = at;
@@ -72,7 +88,7 @@ void Monitor::handle(const Event& e, std::int64_t now_ns) {
 void Monitor::poll(std::uint32_t n, std::int64_t now_ns) {
   NodeState& s = nodes_[n];
   if (s.check != Check::none) return;
-  if (s.suspect && now_ns >= s.last_check_ns + options_.poll_ns / 2) {
+  if (now_ns >= full_check_due_ns(s)) {
     s.check = Check::full;
     ++totals_.full_checks;
   } else if (now_ns >= s.next_routine_ns) {
@@ -130,16 +146,23 @@ void Monitor::done(std::uint32_t n, Purpose purpose, bool answered, std::int64_t
 
 void Monitor::finish(std::uint32_t n, std::int64_t now_ns) {
   NodeState& s = nodes_[n];
+  const bool settled = s.master_seen || s.kept;
+  if (!settled || s.check == Check::routine) {
+    s.false_alarms = 0;
+  } else if (s.timeout_suspect && !s.suspect && s.false_alarms < 63) {
+    ++s.false_alarms;
+  }
   s.check = Check::none;
   s.last_check_ns = now_ns;
-  s.suspect = !(s.master_seen || s.kept);
+  s.suspect = !settled;
+  s.timeout_suspect = false;
   s.next_routine_ns = now_ns + routine_interval();
   schedule(n, now_ns);
 }
 
 void Monitor::on_remote_timeout(std::uint32_t n, std::int64_t now_ns) {
   if (nodes_.empty()) return;
-  nodes_[n].suspect = true;
+  nodes_[n].timeout_suspect = true;
   schedule(n, now_ns);
 }
 
@@ -151,6 +174,7 @@ void Monitor::on_sm_changed(std::uint32_t n, std::int64_t now_ns) {
   send(n, Purpose::subscribe, now_ns);  // trap 65
   send(n, Purpose::mcmember, now_ns);   // the broadcast group
   s.suspect = true;
+  s.false_alarms = 0;
   schedule(n, now_ns);
 }
 

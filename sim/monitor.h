@@ -2,8 +2,9 @@
 // fabric_port.cpp), as MADs on the simulator's clock: a 0-hop PortInfo to its own port every poll
 // (local: counted, never reaches the SM), and only when SmCheckSchedule says so an SM/SA check —
 // a routine one every sm_check_interval x [1, 1.5) (the subscription check; SMInfo if unsettled),
-// a full one (SMInfo, then the subscription check) at the next poll after a timed-out remote MAD,
-// a local change or an SM change, repeated every poll until the SM answers. An SM change also
+// a full one (SMInfo, then the subscription check) at the next poll after a local change or an SM
+// change, repeated every poll until the SM answers, and after a timed-out remote MAD backed off
+// (poll x 2^k after k checks in a row that only timeouts asked for and that found nothing). An SM change also
 // re-subscribes to traps 64/65 and re-reads the broadcast group. The remote MADs are SA/SM
 // arrivals in the SA model, so the SA load includes them. See docs/scale.md "Monitoring MADs".
 #pragma once
@@ -42,7 +43,7 @@ class Monitor {
 
   void start();  // schedules every node's first due check
   void handle(const Event& e, std::int64_t now_ns);  // monitor_poll, monitor_reply, monitor_lost
-  // A remote MAD of `node` (a path query attempt) timed out: a full check at its next poll.
+  // A remote MAD of `node` (a path query attempt) timed out: a full check once its back-off allows.
   void on_remote_timeout(std::uint32_t node, std::int64_t now_ns);
   // The node saw an SM change: re-subscribe, re-read the broadcast group, full check next poll.
   void on_sm_changed(std::uint32_t node, std::int64_t now_ns);
@@ -61,7 +62,9 @@ class Monitor {
     std::int64_t next_routine_ns = 0;
     std::int64_t last_check_ns = INT64_MIN / 2;
     std::int64_t poll_at = -1;        // the scheduled monitor_poll, -1 if none
-    bool suspect = false;
+    bool suspect = false;             // a local or SM change, or an unsettled check: next poll
+    bool timeout_suspect = false;     // only timeouts: after timeout_backoff_ns()
+    std::uint8_t false_alarms = 0;    // timeout-driven full checks in a row that found nothing
     Check check = Check::none;        // in progress
     bool master_seen = false;
     bool kept = false;
@@ -78,6 +81,8 @@ class Monitor {
   void schedule(std::uint32_t n, std::int64_t now_ns);
   std::int64_t next_poll(const NodeState& s, std::int64_t t) const;  // first poll at or after t
   std::int64_t routine_interval();
+  std::int64_t timeout_backoff_ns(const NodeState& s) const;
+  std::int64_t full_check_due_ns(const NodeState& s) const;  // INT64_MAX if none is wanted
 
   MonitorOptions options_;
   std::int64_t sa_timeout_ns_;

@@ -124,7 +124,7 @@ void FabricPort::start() {
   Impl& impl = *impl_;
   impl.transport.start([&impl](const ReceivedMad& mad) { impl.on_mad(mad); });
   // A MAD to the SM or SA that timed out: it may have restarted or moved.
-  impl.requester.on_remote_timeout([&impl](MadRoute, core::Lid) { impl.monitor.suspect(); });
+  impl.requester.on_remote_timeout([&impl](MadRoute, core::Lid) { impl.monitor.suspect_timeout(); });
   if (impl.port_events) impl.port_events->start([&impl](PortEvent e) { impl.monitor.on_port_event(e); });
   impl.monitor.start();
 }

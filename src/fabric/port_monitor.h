@@ -40,8 +40,9 @@ class PortMonitor {
   void start();  // first poll at once
   void stop();
   std::optional<core::LocalPort> local_port() const;
-  // Something may have changed at the SM: the next poll runs a full check.
-  void suspect() { schedule_.suspect(); }
+  // A MAD to the SM or SA timed out: something may have changed there; a full check at the next
+  // poll, backed off while such checks keep finding nothing (SmCheckSchedule).
+  void suspect_timeout() { schedule_.suspect_timeout(); }
   // An event from the HCA: a client-reregister is an SM change, reported at once; every event
   // polls the port now with a full check.
   void on_port_event(PortEvent event);

@@ -1,6 +1,8 @@
 // SmCheckSchedule: full checks on suspicion, routine checks at a slow jittered interval.
 #include "fabric/sm_check_schedule.h"
 
+#include <algorithm>
+
 namespace ibat::fabric {
 
 SmCheckSchedule::SmCheckSchedule(core::Duration fast, core::Duration routine, std::uint64_t seed)
@@ -12,20 +14,41 @@ void SmCheckSchedule::start(core::TimePoint now) {
   schedule_routine(now);
 }
 
-void SmCheckSchedule::suspect() { suspect_ = true; }
+void SmCheckSchedule::suspect() {
+  suspect_ = true;
+  false_alarms_ = 0;
+}
+
+void SmCheckSchedule::suspect_timeout() { timeout_suspect_ = true; }
+
+core::Duration SmCheckSchedule::timeout_backoff() const {
+  const core::Duration cap = routine_ > core::Duration::zero() ? routine_ : 64 * fast_;
+  core::Duration backoff = fast_;
+  for (std::uint32_t i = 0; i < false_alarms_ && backoff < cap; ++i) backoff *= 2;
+  return std::min(backoff, cap);
+}
 
 SmCheck SmCheckSchedule::due(core::TimePoint now) const {
   // Half a poll interval: a check that ended just after its poll began must not push the next
   // poll's check out by a whole interval.
   if (suspect_ && now >= last_check_ + fast_ / 2) return SmCheck::full;
+  if (timeout_suspect_ && now >= last_check_ + timeout_backoff() - fast_ / 2) return SmCheck::full;
   if (now >= next_routine_) return SmCheck::routine;
   return SmCheck::none;
 }
 
 void SmCheckSchedule::checked(core::TimePoint now, SmCheck kind, bool settled) {
   if (kind == SmCheck::none) return;
+  if (!settled) {
+    false_alarms_ = 0;
+  } else if (kind == SmCheck::full && timeout_suspect_ && !suspect_) {
+    ++false_alarms_;  // only timeouts asked for it, and the SM and SA were fine
+  } else if (kind == SmCheck::routine) {
+    false_alarms_ = 0;
+  }
   last_check_ = now;
   suspect_ = !settled;
+  timeout_suspect_ = false;
   schedule_routine(now);
 }
 

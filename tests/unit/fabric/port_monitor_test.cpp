@@ -138,7 +138,7 @@ TEST_F(PortMonitorTest, SmRestartIsSeenOnceSomethingSuggestsIt) {
   subnet.act_count = 1;  // the restarted SM counts from scratch
   run_polls(5);
   EXPECT_EQ(sm_changes, 0U);  // not asked: nothing local changed
-  monitor.suspect();          // e.g. an SA query timed out
+  monitor.suspect_timeout();  // an SA query timed out
   run_until(sm_changes, 1);
   EXPECT_EQ(sm_changes, 1U);
   EXPECT_EQ(ports.size(), 1U);
@@ -148,7 +148,7 @@ TEST_F(PortMonitorTest, SmSilentThenBackIsReportedAndAskedEveryPollMeanwhile) {
   monitor.start();
   run_until(port_events, 1);
   subnet.sm_answers = false;
-  monitor.suspect();
+  monitor.suspect_timeout();
   const std::uint64_t timeouts_before = requester.counters().timeouts;
   while (requester.counters().timeouts < timeouts_before + 2 && loop.run_one_for(2s) > 0) {
   }

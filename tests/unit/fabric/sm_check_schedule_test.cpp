@@ -1,5 +1,7 @@
 // SmCheckSchedule: full checks at start and on suspicion (at most one per half poll interval,
 // repeated until settled), routine checks at the slow interval x [1, 1.5), none when it is zero.
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "fabric/sm_check_schedule.h"
@@ -63,6 +65,47 @@ TEST(SmCheckScheduleTest, UnsettledRoutineCheckBecomesAFullOne) {
   s.checked(at(0s), SmCheck::full, true);
   s.checked(at(70s), SmCheck::routine, false);
   EXPECT_EQ(s.due(at(71s)), SmCheck::full);
+}
+
+TEST(SmCheckScheduleTest, TimeoutsThatFindNothingBackOffUpToTheRoutineInterval) {
+  SmCheckSchedule s(1s, 60s, 1);
+  s.start(at(0s));
+  s.checked(at(0s), SmCheck::full, true);
+  // An overloaded SA: every poll sees a timed-out query, every check finds the SM and SA fine.
+  std::vector<core::TimePoint> checks;
+  for (auto t = 1s; t <= 300s; t += 1s) {
+    s.suspect_timeout();
+    if (s.due(at(t)) != SmCheck::full) continue;
+    checks.push_back(at(t));
+    s.checked(at(t), SmCheck::full, true);
+  }
+  // 1, 2, 4, ... 32, then every 60 s: not one per poll (300).
+  ASSERT_GE(checks.size(), 6U);
+  EXPECT_LE(checks.size(), 12U);
+  for (std::size_t i = 1; i < checks.size(); ++i) EXPECT_LE(checks[i] - checks[i - 1], 60s);
+  EXPECT_EQ(checks[1] - checks[0], 2s);
+  EXPECT_EQ(checks[2] - checks[1], 4s);
+}
+
+TEST(SmCheckScheduleTest, ALocalChangeOrAFindingEndsTheBackOff) {
+  SmCheckSchedule s(1s, 60s, 1);
+  s.start(at(0s));
+  s.checked(at(0s), SmCheck::full, true);
+  auto t = 0s;
+  for (int i = 0; i < 4; ++i) {  // four false alarms: the next timeout check waits 16 s
+    s.suspect_timeout();
+    while (s.due(at(t)) != SmCheck::full) t += 1s;
+    s.checked(at(t), SmCheck::full, true);
+  }
+  s.suspect_timeout();
+  EXPECT_EQ(s.due(at(t + 1s)), SmCheck::none);
+  s.suspect();  // the port changed: at once
+  EXPECT_EQ(s.due(at(t + 1s)), SmCheck::full);
+  s.checked(at(t + 1s), SmCheck::full, true);
+  s.suspect_timeout();
+  EXPECT_EQ(s.due(at(t + 2s)), SmCheck::full);  // the back-off starts again at one poll
+  s.checked(at(t + 2s), SmCheck::full, false);  // the SM did not answer: asked every poll
+  EXPECT_EQ(s.due(at(t + 3s)), SmCheck::full);
 }
 
 TEST(SmCheckScheduleTest, ZeroRoutineIntervalMeansNoRoutineChecks) {

@@ -55,6 +55,18 @@ TEST(Monitor, TimedOutQueriesTriggerFullChecksUntilTheSaAnswers) {
   EXPECT_GT(res.monitor_remote_mads, res.monitor_routine_checks);
 }
 
+TEST(Monitor, TimeoutsWhileTheSmIsFineBackOffInsteadOfACheckPerPoll) {
+  Scenario s = quiet(40, 120);
+  s.connects_per_rank_s = 2.0;
+  s.mad_timeout_ns = 10'000;  // below the SA's service time: every path query attempt times out
+  const RunResult res = Simulator(s).run();
+  // The checks (their own 200 ms timeout) find the SM and SA fine every time, so each node's
+  // timeout-driven checks come at 1, 2, 4, ... 32 s, then every 60 s: about 8 in 120 s, not 120.
+  EXPECT_GE(res.monitor_full_checks, 40u * 5);
+  EXPECT_LE(res.monitor_full_checks, 40u * 12);
+  EXPECT_GE(res.monitor_local_mads, 40u * 119);  // polled every second all the same
+}
+
 TEST(Monitor, SmChangeResubscribesEveryDaemon) {
   Scenario s = quiet(40, 60);
   s.sm_restart_at_s = 20.0;
