@@ -23,20 +23,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using test_support::gid;
+using test_support::path_to;
 using test_support::kLocalGid;
-
-core::PathRecord path_to(const core::Gid& dgid, std::uint16_t dlid, bool reversible = true) {
-  core::PathRecord p;
-  p.sgid = kLocalGid;
-  p.dgid = dgid;
-  p.slid = core::Lid{1};
-  p.dlid = core::Lid{dlid};
-  p.mtu = 4;
-  p.rate = 3;
-  p.reversible = reversible;
-  p.numb_path = 1;
-  return p;
-}
 
 // The kernel's end of the channel: an autobound datagram socket connected to ibatd's.
 class KernelTwin {

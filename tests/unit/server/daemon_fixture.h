@@ -61,16 +61,7 @@ class DaemonTest : public ::testing::Test {
     thread_.join();
   }
   void answer(const core::PathQuery& q, std::uint16_t dlid) {
-    core::PathRecord p;
-    p.sgid = kLocalGid;
-    p.dgid = *q.dgid;
-    p.slid = core::Lid{1};
-    p.dlid = core::Lid{dlid};
-    p.mtu = 4;
-    p.rate = 3;
-    p.reversible = true;
-    p.numb_path = 1;
-    on_loop([&] { service_->on_query_result(q.id, core::QueryResult{core::Error::ok, p}); });
+    on_loop([&] { service_->on_query_result(q.id, core::QueryResult{core::Error::ok, path_to(*q.dgid, dlid)}); });
   }
   // Resolves `dgid` once through the fake SA so that it is cached.
   void warm(Client& c, std::uint32_t id, const core::Gid& dgid, std::uint16_t dlid) {

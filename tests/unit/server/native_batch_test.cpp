@@ -21,18 +21,8 @@ namespace {
 using test_support::Client;
 using test_support::FakeSa;
 using test_support::gid;
+using test_support::path_to;
 using test_support::kLocalGid;
-
-core::PathRecord path_to(const core::Gid& dgid, std::uint16_t dlid) {
-  core::PathRecord p;
-  p.sgid = kLocalGid;
-  p.dgid = dgid;
-  p.slid = core::Lid{1};
-  p.dlid = core::Lid{dlid};
-  p.mtu = 4;
-  p.rate = 3;
-  return p;
-}
 
 class NativeBatchTest : public ::testing::Test {
  protected:

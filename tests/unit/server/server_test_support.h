@@ -21,6 +21,20 @@ using namespace std::chrono_literals;
 inline const core::Gid kLocalGid = core::Gid::from_parts(0xfe80000000000000ULL, 0x1);
 inline core::Gid gid(std::uint64_t n) { return core::Gid::from_parts(0xfe80000000000000ULL, n); }
 
+// A valid path from the local port to `dgid` at `dlid`, as the fake SA answers it.
+inline core::PathRecord path_to(const core::Gid& dgid, std::uint16_t dlid, bool reversible = true) {
+  core::PathRecord p;
+  p.sgid = kLocalGid;
+  p.dgid = dgid;
+  p.slid = core::Lid{1};
+  p.dlid = core::Lid{dlid};
+  p.mtu = 4;
+  p.rate = 3;
+  p.reversible = reversible;
+  p.numb_path = 1;
+  return p;
+}
+
 // The SA: records queries; the test answers them on the loop.
 class FakeSa : public core::QuerySink {
  public:
