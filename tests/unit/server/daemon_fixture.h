@@ -1,9 +1,10 @@
 // A test fixture for the whole daemon: ibatd's Service in a temp directory with its loop on a
-// thread and the SA faked (test_support::FakeSa). Used by the security tests and the local SA
-// responder's tests; clients connect with test_client.h.
+// thread and the SA faked (test_support::FakeSa). Used by the Service, native batching, security
+// and local SA responder tests; clients connect with test_client.h.
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -45,11 +46,17 @@ class DaemonTest : public ::testing::Test {
     asio::post(loop_, [&task] { task(); });
     return result.get();
   }
-  void start() {
-    loop_.restart();
-    service_ = std::make_unique<Service>(loop_, config_, sa_);
+  // `may_administer` as Service takes it; empty: root or admin_group.
+  void start(std::function<bool(const PeerCredentials&)> may_administer = {}) {
+    service_ = std::make_unique<Service>(loop_, config_, sa_, std::move(may_administer));
     service_->start();
     service_->on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{1}, true});
+    run_loop();
+  }
+  // Runs the loop on its thread until stop(); start() calls it, a test of one part of the daemon
+  // (no Service) calls it after setting that part up.
+  void run_loop() {
+    loop_.restart();
     work_.emplace(loop_.get_executor());
     thread_ = std::thread([this] { loop_.run(); });
   }

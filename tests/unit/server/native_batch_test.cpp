@@ -1,16 +1,11 @@
 // NativeServer batching (docs/protocol.md, "Batching"): the RESOLVE frames a client writes at once
 // reach the daemon in one read and are answered together: every frame answered, one read of the
 // Resolver's clock for all of them, and one write carrying all their replies.
-#include <filesystem>
-#include <future>
 #include <set>
-#include <thread>
 
-#include <asio/executor_work_guard.hpp>
-#include <asio/post.hpp>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
+#include "daemon_fixture.h"
 #include "server/daemon/native_server.h"
 #include "server_test_support.h"
 #include "test_client.h"
@@ -19,27 +14,19 @@ namespace ibat::server {
 namespace {
 
 using test_support::Client;
-using test_support::FakeSa;
 using test_support::gid;
 using test_support::path_to;
 using test_support::kLocalGid;
 
-class NativeBatchTest : public ::testing::Test {
+// The daemon fixture's folder and loop with only a NativeServer (no Service), so that the test
+// sees the server's counters and the Resolver's clock.
+class NativeBatchTest : public test_support::DaemonTest {
  protected:
-  template <class F>
-  auto on_loop(F f) {
-    std::packaged_task<decltype(f())()> task(std::move(f));
-    auto result = task.get_future();
-    asio::post(loop_, [&task] { task(); });
-    return result.get();
-  }
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("ibat-native-batch-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    server_.listen((dir_ / "ibatd.sock").string(), 0600, NativeLimits{});
+    DaemonTest::SetUp();
+    server_.listen(config_.server.socket, 0600, NativeLimits{});
     gate_.on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{1}, true});
-    thread_ = std::thread([this] { loop_.run(); });
+    run_loop();
   }
   void TearDown() override {
     on_loop([this] {
@@ -47,33 +34,24 @@ class NativeBatchTest : public ::testing::Test {
       gate_.stop();
       return 0;
     });
-    work_.reset();
-    loop_.stop();
-    thread_.join();
-    std::filesystem::remove_all(dir_);
+    DaemonTest::TearDown();
   }
-  std::string socket() const { return (dir_ / "ibatd.sock").string(); }
 
-  std::filesystem::path dir_;
   BatchClock clock_;
-  FakeSa sink_;
   core::Policy policy_;
-  core::Resolver resolver_{policy_, clock_, sink_};
-  asio::io_context loop_;
-  asio::executor_work_guard<asio::io_context::executor_type> work_{loop_.get_executor()};
+  core::Resolver resolver_{policy_, clock_, sa_};
   ResolverGate gate_{loop_, resolver_};
   ServerCounters counters_;
   NativeServer server_{loop_, gate_, NativeHooks{{}, {}, {}, {}, &clock_}, counters_};
-  std::thread thread_;
 };
 
 TEST_F(NativeBatchTest, FramesOfOneReadAreAnsweredTogetherWithOneClockReadAndOneWrite) {
   constexpr std::uint32_t kCount = 32;
-  Client c(socket());
+  Client c(config_.server.socket);
   ASSERT_TRUE(c.connected());
   for (std::uint32_t n = 0; n < kCount; ++n) {  // cache every destination through the fake SA
     c.resolve(n + 1, gid(0x100 + n));
-    const core::PathQuery q = sink_.wait_query(n);
+    const core::PathQuery q = sa_.wait_query(n);
     on_loop([&] {
       gate_.on_query_result(q.id, core::QueryResult{core::Error::ok, path_to(*q.dgid, static_cast<std::uint16_t>(10 + n))});
       return 0;
@@ -106,7 +84,7 @@ TEST_F(NativeBatchTest, FramesOfOneReadAreAnsweredTogetherWithOneClockReadAndOne
   }
   EXPECT_EQ(answered.size(), kCount);
   EXPECT_EQ(*answered.begin(), 1000u);
-  EXPECT_EQ(sink_.count(), kCount) << "all answered from the cache";
+  EXPECT_EQ(sa_.count(), kCount) << "all answered from the cache";
 
   const Snapshot after = snapshot();
   EXPECT_EQ(after.reads - before.reads, 1u);

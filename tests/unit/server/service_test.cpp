@@ -5,16 +5,12 @@
 // with pending requests, and the warm cache across a restart (good and corrupt snapshot).
 #include "server/daemon/service.h"
 
-#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <mutex>
 #include <set>
 #include <sstream>
-#include <thread>
 
-#include <asio/executor_work_guard.hpp>
 #include <asio/post.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -27,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "daemon_fixture.h"
 #include "protocol/frame_splitter.h"
 #include "server_test_support.h"
 #include "test_client.h"
@@ -47,69 +44,19 @@ using test_support::FakeSa;
 using test_support::Client;
 using test_support::Frame;
 
-class ServiceTest : public ::testing::Test {
+// The daemon fixture with the warm-cache snapshot in the fixture's folder, written only on shutdown.
+class ServiceTest : public test_support::DaemonTest {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("ibat-service-test-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    config_.server.socket = (dir_ / "ibatd.sock").string();
+    DaemonTest::SetUp();
     config_.snapshot.cache_file = (dir_ / "cache").string();
     config_.snapshot.interval_s = 0;
-  }
-  void TearDown() override {
-    stop_loop();
-    std::filesystem::remove_all(dir_);
-  }
-
-  // Runs `f` on the loop thread and waits for it.
-  template <class F>
-  auto on_loop(F f) {
-    std::packaged_task<decltype(f())()> task(std::move(f));
-    auto result = task.get_future();
-    asio::post(loop_, [&task] { task(); });
-    return result.get();
-  }
-  void start(std::function<bool(const PeerCredentials&)> may_administer = {}) {
-    loop_.restart();
-    service_ = std::make_unique<Service>(loop_, config_, sink_, std::move(may_administer));
-    service_->start();
-    service_->on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{1}, true});
-    work_.emplace(loop_.get_executor());
-    thread_ = std::thread([this] { loop_.run(); });
-  }
-  void stop_loop() {
-    if (!thread_.joinable()) return;
-    on_loop([this] { service_.reset(); });  // while the work guard keeps the loop running
-    work_.reset();
-    loop_.stop();
-    thread_.join();
-  }
-  void answer(const core::PathQuery& q, std::uint16_t dlid) {
-    on_loop([&] { service_->on_query_result(q.id, core::QueryResult{core::Error::ok, path_to(*q.dgid, dlid)}); });
   }
   core::ResolveResult resolve_reply(const Frame& f) {
     auto decoded = protocol::decode_resolve_reply(f.header.status, f.payload);
     EXPECT_TRUE(decoded) << decoded.error();
     return decoded ? decoded.value() : core::ResolveResult{};
   }
-  // Resolves `dgid` once through the fake SA so it is cached.
-  void warm(Client& c, std::uint32_t id, const core::Gid& dgid, std::uint16_t dlid) {
-    std::size_t index = sink_.count();
-    c.resolve(id, dgid);
-    answer(sink_.wait_query(index), dlid);
-    auto f = c.next();
-    ASSERT_TRUE(f);
-    EXPECT_EQ(f->header.status, Status::ok);
-  }
-
-  std::filesystem::path dir_;
-  DaemonConfig config_;
-  FakeSa sink_;
-  asio::io_context loop_;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
-  std::unique_ptr<Service> service_;
-  std::thread thread_;
 };
 
 TEST_F(ServiceTest, PipelinedRequestsAreAnsweredOutOfOrder) {
@@ -118,8 +65,8 @@ TEST_F(ServiceTest, PipelinedRequestsAreAnsweredOutOfOrder) {
   ASSERT_TRUE(c.connected());
   c.resolve(1, gid(0xA));
   c.resolve(2, gid(0xB));
-  core::PathQuery qa = sink_.wait_query(0);
-  core::PathQuery qb = sink_.wait_query(1);
+  core::PathQuery qa = sa_.wait_query(0);
+  core::PathQuery qb = sa_.wait_query(1);
   EXPECT_EQ(*qa.dgid, gid(0xA));
   EXPECT_EQ(*qb.dgid, gid(0xB));
   answer(qb, 11);
@@ -139,7 +86,7 @@ TEST_F(ServiceTest, PipelinedRequestsAreAnsweredOutOfOrder) {
   ASSERT_TRUE(third);
   EXPECT_EQ(third->header.id, 3u);
   EXPECT_EQ(resolve_reply(*third).state, core::EntryState::valid);
-  EXPECT_EQ(sink_.count(), 2u);
+  EXPECT_EQ(sa_.count(), 2u);
 }
 
 TEST_F(ServiceTest, MalformedFrameGetsAnErrorThenCloseAndOthersAreStillServed) {
@@ -223,8 +170,8 @@ TEST_F(ServiceTest, PerConnectionCapAnswersOverloadedAtOnce) {
   // Another connection has its own budget.
   Client other(config_.server.socket);
   other.resolve(1, gid(0xD));
-  sink_.wait_query(2);
-  EXPECT_EQ(sink_.count(), 3u);
+  sa_.wait_query(2);
+  EXPECT_EQ(sa_.count(), 3u);
 }
 
 TEST_F(ServiceTest, DuplicateOutstandingIdIsMalformed) {
@@ -246,7 +193,7 @@ TEST_F(ServiceTest, DisconnectCancelsRequestsInFlight) {
     Client c(config_.server.socket);
     c.resolve(1, gid(0xA));
     c.resolve(2, gid(0xB));
-    sink_.wait_query(1);
+    sa_.wait_query(1);
     EXPECT_EQ(on_loop([&] { return service_->resolver().stats().pending; }), 2u);
   }
   // The loop notices the EOF; a STATS round trip on another connection orders after it.
@@ -257,7 +204,7 @@ TEST_F(ServiceTest, DisconnectCancelsRequestsInFlight) {
   }
   EXPECT_EQ(on_loop([&] { return service_->resolver().stats().pending; }), 0u);
   // The late SA answer completes nothing and breaks nothing.
-  answer(sink_.wait_query(0), 10);
+  answer(sa_.wait_query(0), 10);
   EXPECT_EQ(on_loop([&] { return service_->resolver().stats().pending; }), 0u);
 }
 
@@ -265,7 +212,7 @@ TEST_F(ServiceTest, CancelAnswersTheTargetCancelled) {
   start();
   Client c(config_.server.socket);
   c.resolve(1, gid(0xA));
-  sink_.wait_query(0);
+  sa_.wait_query(0);
   std::vector<std::uint8_t> out;
   protocol::append_cancel(out, 2, protocol::CancelRequest{1});
   ASSERT_TRUE(c.send(out));
@@ -351,12 +298,12 @@ TEST_F(ServiceTest, SaSilenceIsLoggedOnceAndSoIsItsEnd) {
   Client c(config_.server.socket);
   c.resolve(1, gid(0xA));
   for (std::size_t attempt = 0; attempt < 3; ++attempt) {
-    core::PathQuery q = sink_.wait_query(attempt);
+    core::PathQuery q = sa_.wait_query(attempt);
     on_loop([&] { service_->on_query_result(q.id, core::QueryResult{core::Error::timeout, {}}); });
   }
-  answer(sink_.wait_query(3), 10);
+  answer(sa_.wait_query(3), 10);
   auto f = c.next();
-  stop_loop();
+  stop();
   spdlog::set_default_logger(previous);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->header.status, Status::ok);
@@ -371,7 +318,6 @@ TEST_F(ServiceTest, SaSilenceIsLoggedOnceAndSoIsItsEnd) {
 TEST_F(ServiceTest, NonRootPeerIsDeniedByItsCredentials) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to switch uid";
   start();
-  std::filesystem::permissions(dir_, std::filesystem::perms::all);  // let uid 65534 reach the socket
   std::vector<std::uint8_t> flush;
   protocol::append_flush(flush, 9, protocol::FlushRequest{});
   std::string path = config_.server.socket;
@@ -549,7 +495,7 @@ TEST_F(ServiceTest, SharedTableHoldsTheValidPathsAndFollowsFlushAndSmChange) {
   EXPECT_EQ(stats["table_hits"], 1000);
   EXPECT_EQ(stats["cache_hits"], 1) << "the reported key was marked used once";
 
-  stop_loop();
+  stop();
   EXPECT_FALSE(std::filesystem::exists(table_path)) << "removed when the daemon stops";
   EXPECT_FALSE(lookup(gid(0xB)));
 }
@@ -586,13 +532,13 @@ TEST_F(ServiceTest, WatchReportsTheSmLidAndPathChanges) {
     ADD_FAILURE() << "no " << name << " event";
     return nlohmann::json{};
   };
-  std::size_t index = sink_.count();
+  std::size_t index = sa_.count();
   on_loop([&] {
     service_->on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{7}, true});  // the new master
     service_->on_sm_changed();
   });
   EXPECT_EQ(next_event("sm_change")["sm_lid"], 7);
-  answer(sink_.wait_query(index), 11);  // the revalidation finds another DLID
+  answer(sa_.wait_query(index), 11);  // the revalidation finds another DLID
   nlohmann::json path = next_event("path");
   EXPECT_EQ(path["dgid"], gid(0xA).to_string());
   EXPECT_EQ(path["sgid"], kLocalGid.to_string());
@@ -608,7 +554,7 @@ TEST_F(ServiceTest, ShutdownAnswersPendingRequestsCancelledAndWritesTheSnapshot)
   Client c(config_.server.socket);
   warm(c, 1, gid(0xA), 10);
   c.resolve(2, gid(0xB));
-  sink_.wait_query(1);
+  sa_.wait_query(1);
   std::promise<void> done;
   asio::post(loop_, [&] { service_->shutdown([&] { done.set_value(); }); });
   auto cancelled = c.next();
@@ -640,7 +586,7 @@ TEST_F(ServiceTest, WarmCacheSurvivesARestart) {
   std::promise<void> done;
   asio::post(loop_, [&] { service_->shutdown([&] { done.set_value(); }); });
   ASSERT_EQ(done.get_future().wait_for(5s), std::future_status::ready);
-  stop_loop();
+  stop();
 
   start();
   Client c(config_.server.socket);
