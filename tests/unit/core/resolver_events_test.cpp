@@ -2,21 +2,13 @@
 // ARP (GID change, provisional paths), TTL expiry and snapshot load.
 #include <algorithm>
 
-#include "test_support.h"
+#include "resolver_fixture.h"
 
 namespace ibat::core::testing {
 namespace {
 
-class ResolverEventsTest : public ResolverTest {
+class ResolverEventsTest : public ResolverFilledTest {
  protected:
-  // Fills the cache with n valid entries, remote_gid(1) used least recently, remote_gid(n) most.
-  void populate(std::uint64_t n) {
-    for (std::uint64_t i = 1; i <= n; ++i) {
-      resolve_gid(remote_gid(i));
-      answer(sink.sent.back(), good_path(remote_gid(i), static_cast<std::uint16_t>(100 + i)));
-      clock.advance(1ms);
-    }
-  }
   std::size_t open_count() const { return sink.open.size(); }
 };
 

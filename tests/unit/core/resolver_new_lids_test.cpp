@@ -4,21 +4,13 @@
 // restart still serves stale entries at once (docs/design.md §3).
 #include <algorithm>
 
-#include "test_support.h"
+#include "resolver_fixture.h"
 
 namespace ibat::core::testing {
 namespace {
 
-class ResolverNewLidsTest : public ResolverTest {
+class ResolverNewLidsTest : public ResolverFilledTest {
  protected:
-  // n valid entries from SLID 1: remote_gid(i) has DLID 100 + i; remote_gid(n) most recently used.
-  void populate(std::uint64_t n) {
-    for (std::uint64_t i = 1; i <= n; ++i) {
-      resolve_gid(remote_gid(i));
-      answer(sink.sent.back(), good_path(remote_gid(i), static_cast<std::uint16_t>(100 + i)));
-      clock.advance(1ms);
-    }
-  }
   // What the daemon sees after `sm restart --new-lids`: the own LID moves (1 -> 9), then the SM change.
   void restart_with_new_lids() {
     resolver->on_local_port({port_gid(), Lid{9}, Lid{100}, true});
