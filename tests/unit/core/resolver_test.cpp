@@ -442,15 +442,21 @@ TEST(ResolverInline, AnAnswerInsideSendIsHandled) {
   EXPECT_EQ(resolver.stats().pending, 0u);
 }
 
-// A daemon that has just started has no port report yet: a request without a source GID waits
-// for it (a destination that exists must not fail), and goes on as an ordinary request.
-TEST(ResolverNoPort, RequestsWithoutSourceGidWaitForThePortThenResolve) {
+// A Resolver that has had no port report yet, and a request for remote_gid(1) without a source GID.
+class ResolverNoPort : public ::testing::Test {
+ protected:
+  ResolverNoPort() { req.target = remote_gid(1); }
+
   ManualClock clock;
   FakeSink sink;
-  Resolver resolver(Policy{}, clock, sink);
+  Resolver resolver{Policy{}, clock, sink};
   Recorder rec;
   ResolveRequest req;
-  req.target = remote_gid(1);
+};
+
+// A daemon that has just started has no port report yet: a request without a source GID waits
+// for it (a destination that exists must not fail), and goes on as an ordinary request.
+TEST_F(ResolverNoPort, RequestsWithoutSourceGidWaitForThePortThenResolve) {
   RequestId id = resolver.resolve(req, rec.callback());
   EXPECT_EQ(rec.times(id), 0) << "waits for the port";
   EXPECT_TRUE(sink.sent.empty());
@@ -468,13 +474,7 @@ TEST(ResolverNoPort, RequestsWithoutSourceGidWaitForThePortThenResolve) {
 }
 
 // No port report before the deadline: `unreachable` then, and a cancelled waiter leaves nothing.
-TEST(ResolverNoPort, WithoutAPortReportByTheDeadlineRequestsAreUnreachable) {
-  ManualClock clock;
-  FakeSink sink;
-  Resolver resolver(Policy{}, clock, sink);
-  Recorder rec;
-  ResolveRequest req;
-  req.target = remote_gid(1);
+TEST_F(ResolverNoPort, WithoutAPortReportByTheDeadlineRequestsAreUnreachable) {
   RequestId waits = resolver.resolve(req, rec.callback());
   RequestId cancelled = resolver.resolve(req, rec.callback());
   EXPECT_TRUE(resolver.cancel(cancelled));
