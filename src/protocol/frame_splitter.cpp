@@ -4,11 +4,12 @@
 
 #include <algorithm>
 
+#include "wire/byte_order.h"
+
 namespace ibat::protocol {
 
 bool FrameSplitter::accept_header() {
-  std::uint32_t length = (std::uint32_t{header_bytes_[0]} << 24) | (std::uint32_t{header_bytes_[1]} << 16) |
-                         (std::uint32_t{header_bytes_[2]} << 8) | header_bytes_[3];
+  std::uint32_t length = wire::get32(header_bytes_, 0);
   header_ = decode_header(header_bytes_);
   constexpr std::uint32_t min_length = kHeaderSize - kLengthFieldSize;
   constexpr std::uint32_t max_length = kMaxFrame - kLengthFieldSize;

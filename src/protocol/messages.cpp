@@ -44,9 +44,7 @@ std::optional<core::IpAddr> read_ip(WireReader& r, std::string& error) {
   std::uint8_t family = r.u8();
   auto raw = r.array<16>();
   if (family == 4) {
-    std::uint32_t v4 = (std::uint32_t{raw[12]} << 24) | (std::uint32_t{raw[13]} << 16) |
-                       (std::uint32_t{raw[14]} << 8) | raw[15];
-    return core::IpAddr::from_v4(v4);
+    return core::IpAddr::from_v4(wire::get32(raw, 12));
   }
   if (family == 6) {
     core::IpAddr ip;
@@ -134,12 +132,7 @@ Decoded<core::ResolveRequest> decode_resolve_request(Bytes payload) {
   switch (type) {
     case TargetType::gid: req.target = core::Gid{r.array<16>()}; break;
     case TargetType::lid: req.target = core::Lid{r.u16()}; break;
-    case TargetType::ipv4: {
-      auto b = r.array<4>();
-      req.target = core::IpAddr::from_v4((std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) |
-                                         (std::uint32_t{b[2]} << 8) | b[3]);
-      break;
-    }
+    case TargetType::ipv4: req.target = core::IpAddr::from_v4(r.u32()); break;
     case TargetType::ipv6: {
       core::IpAddr ip;
       ip.raw = r.array<16>();

@@ -54,12 +54,7 @@ std::optional<EpAddr> decode_entry(std::span<const std::uint8_t> msg, std::size_
   const auto info = msg.subspan(at + kEpInfoOffset, kMaxAddress);
   switch (static_cast<EpType>(load_host<std::uint16_t>(msg, at + 4))) {
     case EpType::name: ep.address = name_from(info); return ep;
-    case EpType::ip: {
-      std::uint32_t v = 0;
-      for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | info[i];
-      ep.address = core::IpAddr::from_v4(v);
-      return ep;
-    }
+    case EpType::ip: ep.address = core::IpAddr::from_v4(wire::get32(info, 0)); return ep;
     case EpType::ip6: {
       core::IpAddr ip;
       std::copy_n(info.begin(), 16, ip.raw.begin());
