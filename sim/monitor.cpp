@@ -4,42 +4,35 @@
 #include <algorithm>
 
 namespace ibat::sim {
+namespace {
 
-Monitor::Monitor(const MonitorOptions& options, std::uint32_t nodes, std::int64_t sa_mad_timeout_ns,
-                 std::uint32_t sa_mad_retries, std::uint64_t seed, EventQueue& queue, SaModel& sa)
+core::TimePoint time_point(std::int64_t ns) { return core::TimePoint{core::Duration{ns}}; }
+std::int64_t ns_of(core::TimePoint t) { return t.time_since_epoch().count(); }
+
+}  // namespace
+
+// Daemons already running at time 0: each settled its last check at a random time within one
+// routine interval before, so the next routine checks are spread over the first interval.
+Monitor::Monitor(const MonitorOptions& options, std::uint32_t nodes, const fabric::RetryPolicy& sa_retry,
+                 std::uint64_t seed, EventQueue& queue, SaModel& sa)
     : options_(options),
-      sa_timeout_ns_(sa_mad_timeout_ns),
-      sa_retries_(sa_mad_retries),
+      check_retry_{core::Duration{options.check_timeout_ns}, options.check_retries},
+      sa_retry_(sa_retry),
       queue_(queue),
       sa_(sa),
-      rng_(seed ^ 0x6d6f6e69746f72ULL),  // its own stream: the workload's draws do not move
-      nodes_(options.enabled ? nodes : 0) {
+      rng_(seed ^ 0x6d6f6e69746f72ULL) {  // its own stream: the workload's draws do not move
+  if (!options.enabled) return;
+  nodes_.reserve(nodes);
   std::uniform_int_distribution<std::int64_t> phase(0, options_.poll_ns - 1);
-  std::uniform_real_distribution<double> into(0.0, 1.0);
-  for (NodeState& s : nodes_) {
+  std::uniform_int_distribution<std::int64_t> settled_ago(0, std::max<std::int64_t>(options_.sm_check_ns - 1, 0));
+  for (std::uint32_t n = 0; n < nodes; ++n) {
+    NodeState& s = nodes_.emplace_back(
+        fabric::SmCheckSchedule(core::Duration{options_.poll_ns}, core::Duration{options_.sm_check_ns}, rng_()));
     s.phase_ns = phase(rng_);
-    s.next_routine_ns = static_cast<std::int64_t>(into(rng_) * static_cast<double>(routine_interval()));
+    const core::TimePoint last = time_point(-settled_ago(rng_));
+    s.schedule.start(last);
+    s.schedule.checked(last, fabric::SmCheck::full, true);
   }
-}
-
-std::int64_t Monitor::routine_interval() {
-  std::uniform_real_distribution<double> stretch(1.0, 1.5);
-  return static_cast<std::int64_t>(static_cast<double>(options_.sm_check_ns) * stretch(rng_));
-}
-
-// SmCheckSchedule's back-off: poll x 2^false_alarms, capped at the routine interval.
-std::int64_t Monitor::timeout_backoff_ns(const NodeState& s) const {
-  const std::int64_t cap = options_.sm_check_ns > 0 ? options_.sm_check_ns : 64 * options_.poll_ns;
-  std::int64_t backoff = options_.poll_ns;
-  for (std::uint8_t i = 0; i < s.false_alarms && backoff < cap; ++i) backoff *= 2;
-  return std::min(backoff, cap);
-}
-
-std::int64_t Monitor::full_check_due_ns(const NodeState& s) const {
-  std::int64_t due = INT64_MAX;
-  if (s.suspect) due = s.last_check_ns + options_.poll_ns / 2;
-  if (s.timeout_suspect) due = std::min(due, s.last_check_ns + timeout_backoff_ns(s) - options_.poll_ns / 2);
-  return due;
 }
 
 void Monitor::start() {
@@ -52,12 +45,13 @@ std::int64_t Monitor::next_poll(const NodeState& s, std::int64_t t) const {
   return s.phase_ns + k * options_.poll_ns;
 }
 
-// Keeps one monitor_poll scheduled at the first poll where a check is due (SmCheckSchedule::due).
+// Keeps one monitor_poll scheduled at the first poll where the schedule has a check due.
 void Monitor::schedule(std::uint32_t n, std::int64_t now_ns) {
   NodeState& s = nodes_[n];
-  if (s.check != Check::none) return;  // finish() schedules
-  const std::int64_t due = std::max(now_ns, std::min(full_check_due_ns(s), s.next_routine_ns));
-  const std::int64_t at = next_poll(s, due);
+  if (s.check != fabric::SmCheck::none) return;  // finish() schedules
+  const core::TimePoint due = s.schedule.next_due();
+  if (due == core::TimePoint::max()) return;
+  const std::int64_t at = next_poll(s, std::max(now_ns, ns_of(due)));
   if (s.poll_at >= 0 && s.poll_at <= at) return;
   s.poll_at = at;
   queue_.push(at, EventKind::monitor_poll, n, 0);
@@ -73,55 +67,47 @@ void Monitor::handle(const Event& e, std::int64_t now_ns) {
   }
   Mad* mad = s.mads.find(e.arg);
   if (mad == nullptr) return;
+  bool answered = true;
   if (e.kind == EventKind::monitor_lost) {
+    if (!mad->attempts.is_timer(e.time_ns)) return;
     on_remote_timeout(n, now_ns);  // MadRequester reports every timed-out remote attempt
-    if (mad->tries_left > 0) {
-      --mad->tries_left;
-      return attempt(n, e.arg, now_ns);
-    }
+    if (mad->attempts.next_attempt(policy_of(mad->purpose))) return attempt(n, e.arg, *mad, now_ns);
+    answered = false;
+  } else if (!mad->attempts.is_answer(e.time_ns)) {
+    return;
   }
   const Purpose purpose = mad->purpose;
   s.mads.erase(e.arg);
-  done(n, purpose, e.kind == EventKind::monitor_reply, now_ns);
+  done(n, purpose, answered, now_ns);
 }
 
 void Monitor::poll(std::uint32_t n, std::int64_t now_ns) {
   NodeState& s = nodes_[n];
-  if (s.check != Check::none) return;
-  if (now_ns >= full_check_due_ns(s)) {
-    s.check = Check::full;
-    ++totals_.full_checks;
-  } else if (now_ns >= s.next_routine_ns) {
-    s.check = Check::routine;
-    ++totals_.routine_checks;
-  } else {
-    return schedule(n, now_ns);
-  }
+  if (s.check != fabric::SmCheck::none) return;
+  s.check = s.schedule.due(time_point(now_ns));
+  if (s.check == fabric::SmCheck::none) return schedule(n, now_ns);
+  ++(s.check == fabric::SmCheck::full ? totals_.full_checks : totals_.routine_checks);
   s.master_seen = false;
   s.kept = false;
-  const bool ask_sa = s.check == Check::routine && s.subscriptions == 2;
+  const bool ask_sa = s.check == fabric::SmCheck::routine && s.subscriptions == 2;
   send(n, ask_sa ? Purpose::sub_check : Purpose::sm_info, now_ns);
+}
+
+const fabric::RetryPolicy& Monitor::policy_of(Purpose purpose) const {
+  return purpose == Purpose::sm_info || purpose == Purpose::sub_check ? check_retry_ : sa_retry_;
 }
 
 void Monitor::send(std::uint32_t n, Purpose purpose, std::int64_t now_ns) {
   NodeState& s = nodes_[n];
-  const bool check = purpose == Purpose::sm_info || purpose == Purpose::sub_check;
   const std::uint64_t id = s.next_mad++;
-  s.mads.put(id, Mad{purpose, check ? options_.check_retries : sa_retries_});
-  attempt(n, id, now_ns);
+  s.mads.put(id, Mad{purpose, {}});
+  attempt(n, id, *s.mads.find(id), now_ns);
 }
 
-void Monitor::attempt(std::uint32_t n, std::uint64_t id, std::int64_t now_ns) {
-  const Mad* mad = nodes_[n].mads.find(id);
-  const bool check = mad->purpose == Purpose::sm_info || mad->purpose == Purpose::sub_check;
-  const std::int64_t timeout = check ? options_.check_timeout_ns : sa_timeout_ns_;
+void Monitor::attempt(std::uint32_t n, std::uint64_t id, Mad& mad, std::int64_t now_ns) {
   ++totals_.remote_mads;
-  const auto answer_at = sa_.submit(now_ns);
-  if (answer_at && *answer_at - now_ns <= timeout) {
-    queue_.push(*answer_at, EventKind::monitor_reply, n, id);
-  } else {
-    queue_.push(now_ns + timeout, EventKind::monitor_lost, n, id);
-  }
+  mad.attempts.send(policy_of(mad.purpose), rng_, sa_, queue_, now_ns, n, id, EventKind::monitor_reply,
+                    EventKind::monitor_lost);
 }
 
 // PortMonitor's sequence: a full check asks SMInfo, then (subscriptions confirmed, SM master) the
@@ -135,34 +121,27 @@ void Monitor::done(std::uint32_t n, Purpose purpose, bool answered, std::int64_t
     case Purpose::mcmember: return;
     case Purpose::sm_info:
       s.master_seen = answered;
-      if (s.check == Check::full && answered && s.subscriptions == 2) return send(n, Purpose::sub_check, now_ns);
+      if (s.check == fabric::SmCheck::full && answered && s.subscriptions == 2) {
+        return send(n, Purpose::sub_check, now_ns);
+      }
       return finish(n, now_ns);
     case Purpose::sub_check:
       s.kept = answered;
-      if (s.check == Check::routine && !answered) return send(n, Purpose::sm_info, now_ns);
+      if (s.check == fabric::SmCheck::routine && !answered) return send(n, Purpose::sm_info, now_ns);
       return finish(n, now_ns);
   }
 }
 
 void Monitor::finish(std::uint32_t n, std::int64_t now_ns) {
   NodeState& s = nodes_[n];
-  const bool settled = s.master_seen || s.kept;
-  if (!settled || s.check == Check::routine) {
-    s.false_alarms = 0;
-  } else if (s.timeout_suspect && !s.suspect && s.false_alarms < 63) {
-    ++s.false_alarms;
-  }
-  s.check = Check::none;
-  s.last_check_ns = now_ns;
-  s.suspect = !settled;
-  s.timeout_suspect = false;
-  s.next_routine_ns = now_ns + routine_interval();
+  s.schedule.checked(time_point(now_ns), s.check, s.master_seen || s.kept);
+  s.check = fabric::SmCheck::none;
   schedule(n, now_ns);
 }
 
 void Monitor::on_remote_timeout(std::uint32_t n, std::int64_t now_ns) {
   if (nodes_.empty()) return;
-  nodes_[n].timeout_suspect = true;
+  nodes_[n].schedule.suspect_timeout();
   schedule(n, now_ns);
 }
 
@@ -173,8 +152,7 @@ void Monitor::on_sm_changed(std::uint32_t n, std::int64_t now_ns) {
   send(n, Purpose::subscribe, now_ns);  // trap 64
   send(n, Purpose::subscribe, now_ns);  // trap 65
   send(n, Purpose::mcmember, now_ns);   // the broadcast group
-  s.suspect = true;
-  s.false_alarms = 0;
+  s.schedule.suspect();
   schedule(n, now_ns);
 }
 

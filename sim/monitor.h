@@ -1,19 +1,20 @@
-// The port monitor of every simulated ibatd (src/fabric/port_monitor.*, sm_check_schedule.*,
-// fabric_port.cpp), as MADs on the simulator's clock: a 0-hop PortInfo to its own port every poll
-// (local: counted, never reaches the SM), and only when SmCheckSchedule says so an SM/SA check —
-// a routine one every sm_check_interval x [1, 1.5) (the subscription check; SMInfo if unsettled),
-// a full one (SMInfo, then the subscription check) at the next poll after a local change or an SM
-// change, repeated every poll until the SM answers, and after a timed-out remote MAD backed off
-// (poll x 2^k after k checks in a row that only timeouts asked for and that found nothing). An SM change also
-// re-subscribes to traps 64/65 and re-reads the broadcast group. The remote MADs are SA/SM
-// arrivals in the SA model, so the SA load includes them. See docs/scale.md "Monitoring MADs".
+// The port monitor of every simulated ibatd (src/fabric/port_monitor.*, fabric_port.cpp), as MADs
+// on the simulator's clock: a 0-hop PortInfo to its own port every poll (local: counted, never
+// reaches the SM), and an SM/SA check whenever the daemon's own fabric::SmCheckSchedule says so —
+// routine (the subscription check; SMInfo if unanswered) or full (SMInfo, then the subscription
+// check). An SM change also re-subscribes to traps 64/65 and re-reads the broadcast group. Every
+// remote MAD runs MadRequester's attempts (sim/mad_attempts.h) as SA/SM arrivals in the SA
+// model, so the SA load includes them. See docs/scale.md "Monitoring MADs".
 #pragma once
 
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "fabric/retry_policy.h"
+#include "fabric/sm_check_schedule.h"
 #include "sim/event_queue.h"
+#include "sim/mad_attempts.h"
 #include "sim/query_table.h"
 #include "sim/sa_model.h"
 
@@ -38,8 +39,8 @@ class Monitor {
  public:
   // Daemons already running at time 0: subscriptions confirmed, random poll phase, the next
   // routine check somewhere in its interval.
-  Monitor(const MonitorOptions& options, std::uint32_t nodes, std::int64_t sa_mad_timeout_ns,
-          std::uint32_t sa_mad_retries, std::uint64_t seed, EventQueue& queue, SaModel& sa);
+  Monitor(const MonitorOptions& options, std::uint32_t nodes, const fabric::RetryPolicy& sa_retry,
+          std::uint64_t seed, EventQueue& queue, SaModel& sa);
 
   void start();  // schedules every node's first due check
   void handle(const Event& e, std::int64_t now_ns);  // monitor_poll, monitor_reply, monitor_lost
@@ -52,20 +53,16 @@ class Monitor {
 
  private:
   enum class Purpose : std::uint8_t { sm_info, sub_check, subscribe, mcmember };
-  enum class Check : std::uint8_t { none, routine, full };
   struct Mad {
     Purpose purpose = Purpose::sm_info;
-    std::uint32_t tries_left = 0;
+    MadAttempts attempts;
   };
   struct NodeState {
+    explicit NodeState(fabric::SmCheckSchedule s) : schedule(std::move(s)) {}
+    fabric::SmCheckSchedule schedule;
     std::int64_t phase_ns = 0;        // polls at phase + k * poll
-    std::int64_t next_routine_ns = 0;
-    std::int64_t last_check_ns = INT64_MIN / 2;
     std::int64_t poll_at = -1;        // the scheduled monitor_poll, -1 if none
-    bool suspect = false;             // a local or SM change, or an unsettled check: next poll
-    bool timeout_suspect = false;     // only timeouts: after timeout_backoff_ns()
-    std::uint8_t false_alarms = 0;    // timeout-driven full checks in a row that found nothing
-    Check check = Check::none;        // in progress
+    fabric::SmCheck check = fabric::SmCheck::none;  // in progress
     bool master_seen = false;
     bool kept = false;
     std::uint8_t subscriptions = 2;   // confirmed trap subscriptions
@@ -75,18 +72,16 @@ class Monitor {
 
   void poll(std::uint32_t n, std::int64_t now_ns);
   void send(std::uint32_t n, Purpose purpose, std::int64_t now_ns);
-  void attempt(std::uint32_t n, std::uint64_t id, std::int64_t now_ns);
+  void attempt(std::uint32_t n, std::uint64_t id, Mad& mad, std::int64_t now_ns);
+  const fabric::RetryPolicy& policy_of(Purpose purpose) const;
   void done(std::uint32_t n, Purpose purpose, bool answered, std::int64_t now_ns);
   void finish(std::uint32_t n, std::int64_t now_ns);
   void schedule(std::uint32_t n, std::int64_t now_ns);
   std::int64_t next_poll(const NodeState& s, std::int64_t t) const;  // first poll at or after t
-  std::int64_t routine_interval();
-  std::int64_t timeout_backoff_ns(const NodeState& s) const;
-  std::int64_t full_check_due_ns(const NodeState& s) const;  // INT64_MAX if none is wanted
 
   MonitorOptions options_;
-  std::int64_t sa_timeout_ns_;
-  std::uint32_t sa_retries_;
+  fabric::RetryPolicy check_retry_;  // SMInfo and the subscription check (fabric_port.cpp)
+  fabric::RetryPolicy sa_retry_;     // the SM-change MADs: the SaClient's
   EventQueue& queue_;
   SaModel& sa_;
   std::mt19937_64 rng_;

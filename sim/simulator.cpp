@@ -24,6 +24,11 @@ MonitorOptions daemon_monitor(const Scenario& s) {
   return m;
 }
 
+// The fabric SaClient's MAD policy (FabricOptions: mad_timeout, mad_retries; the rest as ibatd's).
+fabric::RetryPolicy sa_retry_policy(const Scenario& s) {
+  return fabric::RetryPolicy{std::chrono::nanoseconds(s.mad_timeout_ns), s.mad_retries};
+}
+
 }  // namespace
 
 core::Gid Simulator::gid_of(std::uint32_t node) {
@@ -51,9 +56,10 @@ Simulator::Simulator(const Scenario& scenario)
     : sc_(scenario),
       series_(scenario.bucket_ns),
       sa_(scenario.sa, series_),
-      monitor_(daemon_monitor(scenario), scenario.nodes, scenario.mad_timeout_ns, scenario.mad_retries,
-               scenario.seed, queue_, sa_),
-      rng_(scenario.seed) {
+      monitor_(daemon_monitor(scenario), scenario.nodes, sa_retry_policy(scenario), scenario.seed, queue_, sa_),
+      rng_(scenario.seed),
+      sa_retry_(sa_retry_policy(scenario)),
+      mad_rng_(scenario.seed ^ 0x6d61642d74696d65ULL) {
   if (sc_.nodes < 2 || sc_.nodes > 20'000) throw std::invalid_argument("nodes must be in [2, 20000]");
   if (sc_.ranks < 1) throw std::invalid_argument("ranks must be >= 1");
   if (sc_.window < 1) throw std::invalid_argument("window must be >= 1");
@@ -178,8 +184,8 @@ void Simulator::handle(const Event& e) {
       after_call(e.node);
       return;
     }
-    case EventKind::query_answer: answer(e.node, e.arg, false); return;
-    case EventKind::query_timeout: answer(e.node, e.arg, true); return;
+    case EventKind::query_answer: on_query_answer(e); return;
+    case EventKind::query_timeout: on_query_timer(e); return;
     case EventKind::rank_step: rank_step(static_cast<std::uint32_t>(e.arg)); return;
     case EventKind::sm_changed: sm_changed(); return;
     case EventKind::monitor_poll:
@@ -301,37 +307,38 @@ void Simulator::complete(std::uint32_t n, std::uint32_t slot, core::Error error,
 }
 
 void Simulator::send_query(std::uint32_t n, core::QueryId id, std::uint32_t dest, std::uint32_t slot) {
-  nodes_[n].queries.put(id, PendingQuery{dest, sc_.mad_retries, slot});
-  attempt(n, id);
+  nodes_[n].queries.put(id, PendingQuery{dest, slot, {}});
+  attempt(n, id, *nodes_[n].queries.find(id));
 }
 
-// One MAD attempt: either its answer arrives within the MAD timeout, or the timeout fires first.
-void Simulator::attempt(std::uint32_t n, core::QueryId id) {
-  const auto answer_at = sa_.submit(now_ns_);
-  if (answer_at && *answer_at - now_ns_ <= sc_.mad_timeout_ns) {
-    queue_.push(*answer_at, EventKind::query_answer, n, id);
-  } else {
-    queue_.push(now_ns_ + sc_.mad_timeout_ns, EventKind::query_timeout, n, id);
-  }
+void Simulator::attempt(std::uint32_t n, core::QueryId id, PendingQuery& pending) {
+  pending.mad.send(sa_retry_, mad_rng_, sa_, queue_, now_ns_, n, id, EventKind::query_answer, EventKind::query_timeout);
 }
 
-void Simulator::answer(std::uint32_t n, core::QueryId id, bool timed_out) {
+void Simulator::on_query_answer(const Event& e) {
+  const PendingQuery* pending = nodes_[e.node].queries.find(e.arg);
+  if (pending == nullptr || !pending->mad.is_answer(e.time_ns)) return;  // cancelled, or a duplicate
+  finish_query(e.node, e.arg, true);
+}
+
+void Simulator::on_query_timer(const Event& e) {
+  Node& node = nodes_[e.node];
+  PendingQuery* pending = node.queries.find(e.arg);
+  if (pending == nullptr || !pending->mad.is_timer(e.time_ns)) return;
+  if (node.resolver) monitor_.on_remote_timeout(e.node, now_ns_);  // may be the SM restarting
+  if (pending->mad.next_attempt(sa_retry_)) return attempt(e.node, e.arg, *pending);
+  finish_query(e.node, e.arg, false);
+}
+
+void Simulator::finish_query(std::uint32_t n, core::QueryId id, bool answered) {
   Node& node = nodes_[n];
-  PendingQuery* pending = node.queries.find(id);
-  if (pending == nullptr) return;  // cancelled by the Resolver
-  if (timed_out && node.resolver) monitor_.on_remote_timeout(n, now_ns_);  // may be the SM restarting
-  if (timed_out && pending->tries_left > 0) {
-    --pending->tries_left;
-    attempt(n, id);
-    return;
-  }
-  const PendingQuery q = *pending;
+  const PendingQuery q = *node.queries.find(id);
   node.queries.erase(id);
   core::QueryResult result;
-  if (timed_out) {
-    result.error = core::Error::timeout;
-  } else {
+  if (answered) {
     result.path = path_between(n, q.dest);
+  } else {
+    result.error = core::Error::timeout;
   }
   if (!node.resolver) {
     complete(n, q.slot, result.error, result.path.dlid);

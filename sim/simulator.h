@@ -13,6 +13,7 @@
 #include "core/resolver.h"
 #include "sim/event_queue.h"
 #include "sim/latency_histogram.h"
+#include "sim/mad_attempts.h"
 #include "sim/monitor.h"
 #include "sim/query_table.h"
 #include "sim/sa_model.h"
@@ -58,8 +59,8 @@ class Simulator {
   // A query between the node and the SA, as the fabric SaClient tracks it.
   struct PendingQuery {
     std::uint32_t dest = 0;
-    std::uint32_t tries_left = 0;
     std::uint32_t slot = 0;  // per-process: the connect waiting for it
+    MadAttempts mad;
   };
   // A connect (resolve request) in progress; `weight` connects complete together.
   struct Slot {
@@ -95,8 +96,10 @@ class Simulator {
   void issue(std::uint32_t node, std::uint32_t dest, std::uint32_t weight, std::uint32_t rank);
   void complete(std::uint32_t node, std::uint32_t slot, core::Error error, core::Lid dlid);
   void send_query(std::uint32_t node, core::QueryId id, std::uint32_t dest, std::uint32_t slot);
-  void attempt(std::uint32_t node, core::QueryId id);
-  void answer(std::uint32_t node, core::QueryId id, bool timed_out);
+  void attempt(std::uint32_t node, core::QueryId id, PendingQuery& pending);
+  void on_query_answer(const Event& e);
+  void on_query_timer(const Event& e);
+  void finish_query(std::uint32_t node, core::QueryId id, bool answered);
   void sm_changed();
   core::PathRecord path_between(std::uint32_t node, std::uint32_t dest) const;
   std::uint32_t working_set_dest(std::uint32_t node, std::uint32_t index) const;
@@ -112,6 +115,8 @@ class Simulator {
   std::vector<Node> nodes_;
   std::vector<Rank> ranks_;
   std::mt19937_64 rng_;
+  fabric::RetryPolicy sa_retry_;  // the SaClient's (FabricOptions mad_timeout, mad_retries)
+  std::mt19937_64 mad_rng_;       // its timers' jitter: the workload's draws do not move
   LatencyHistogram latency_;
   std::uint32_t lid_epoch_ = 0;
   std::uint32_t working_set_ = 0;

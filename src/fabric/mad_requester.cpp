@@ -2,7 +2,6 @@
 #include "fabric/mad_requester.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "wire/byte_order.h"
 
@@ -51,11 +50,7 @@ void MadRequester::retarget(MadRoute route, core::Lid dlid) {
 }
 
 core::Duration MadRequester::attempt_timeout(const Outstanding& entry) {
-  const std::uint32_t factor = std::min(1U << std::min(entry.attempt, 16U), entry.policy.max_backoff_factor);
-  const double base = static_cast<double>(entry.policy.timeout.count()) * factor;
-  std::uniform_real_distribution<double> spread(-entry.policy.jitter, entry.policy.jitter);
-  const double jittered = base * (1.0 + spread(rng_));
-  return core::Duration(static_cast<core::Duration::rep>(std::max(jittered, 1.0)));
+  return entry.policy.attempt_timeout(entry.attempt, std::uniform_real_distribution<double>(-1.0, 1.0)(rng_));
 }
 
 void MadRequester::send_attempt(Outstanding& entry) {

@@ -19,6 +19,7 @@
 
 #include "core/clock.h"
 #include "fabric/mad_io.h"
+#include "fabric/retry_policy.h"
 #include "mad/mad_header.h"
 
 namespace ibat::fabric {
@@ -29,13 +30,6 @@ struct MadExpectation {
   std::uint8_t method = 0;       // e.g. GetResp
   std::uint16_t attr_id = 0;
   bool check_source_lid = true;  // the response must come from the LID the request went to
-};
-
-struct RetryPolicy {
-  core::Duration timeout = std::chrono::milliseconds(200);  // first attempt
-  std::uint32_t retries = 3;                                // resends after the first attempt
-  double jitter = 0.25;                                     // +/- fraction of each attempt timeout
-  std::uint32_t max_backoff_factor = 8;                     // attempt timeout <= timeout * this
 };
 
 // A validated response: its decoded header and the whole received MAD.

@@ -37,6 +37,13 @@ SmCheck SmCheckSchedule::due(core::TimePoint now) const {
   return SmCheck::none;
 }
 
+core::TimePoint SmCheckSchedule::next_due() const {
+  core::TimePoint at = next_routine_;
+  if (suspect_) at = std::min(at, last_check_ + fast_ / 2);
+  if (timeout_suspect_) at = std::min(at, last_check_ + timeout_backoff() - fast_ / 2);
+  return at;
+}
+
 void SmCheckSchedule::checked(core::TimePoint now, SmCheck kind, bool settled) {
   if (kind == SmCheck::none) return;
   if (!settled) {

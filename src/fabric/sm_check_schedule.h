@@ -35,6 +35,8 @@ class SmCheckSchedule {
   void suspect();                     // a local change: a full check at the next poll it is due
   void suspect_timeout();             // a remote MAD timed out: a full check once the back-off allows
   SmCheck due(core::TimePoint now) const;
+  // The earliest time due() is not `none` (TimePoint::max() if nothing is pending).
+  core::TimePoint next_due() const;
   // A check of `kind` ran at `now`; settled: the SM/SA answered and nothing is left to confirm.
   void checked(core::TimePoint now, SmCheck kind, bool settled);
 

@@ -115,5 +115,35 @@ TEST(SmCheckScheduleTest, ZeroRoutineIntervalMeansNoRoutineChecks) {
   EXPECT_EQ(s.due(at(1h)), SmCheck::none);
 }
 
+// next_due() is the first instant due() asks for a check, in every state the schedule passes
+// through (ibat-sim schedules its simulated daemons' polls from it).
+TEST(SmCheckScheduleTest, NextDueIsTheFirstInstantACheckIsDue) {
+  SmCheckSchedule s(1s, 60s, 7);
+  auto expect_next_due = [&](const char* state) {
+    const core::TimePoint t = s.next_due();
+    ASSERT_NE(t, core::TimePoint::max()) << state;
+    EXPECT_NE(s.due(t), SmCheck::none) << state;
+    EXPECT_EQ(s.due(t - 1ns), SmCheck::none) << state;
+  };
+  s.start(at(0s));
+  expect_next_due("started");
+  s.checked(at(0s), SmCheck::full, true);
+  expect_next_due("settled: the routine check");
+  s.suspect_timeout();
+  for (int i = 0; i < 8; ++i) {  // through the back-off, up to the routine interval
+    expect_next_due("timeout-suspect");
+    s.checked(s.next_due(), SmCheck::full, true);
+    s.suspect_timeout();
+  }
+  s.suspect();
+  expect_next_due("suspect");
+  s.checked(s.next_due(), SmCheck::full, false);
+  expect_next_due("unsettled");
+  SmCheckSchedule never(1s, 0s, 1);
+  never.start(at(0s));
+  never.checked(at(0s), SmCheck::full, true);
+  EXPECT_EQ(never.next_due(), core::TimePoint::max());
+}
+
 }  // namespace
 }  // namespace ibat::fabric
