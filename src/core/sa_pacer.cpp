@@ -49,12 +49,14 @@ void SaPacer::on_answer(TimePoint sent, TimePoint now) {
   const double delay = seconds(rtt - min_rtt_);
   round_delay_s_ = delay_samples_ == 0 ? delay : std::min(round_delay_s_, delay);
   ++delay_samples_;
+  if (rtt >= kLateAnswer) return on_loss(sent, now);
   if (now >= round_end_) end_round(now);
 }
 
 // The queries in flight when the SA is swamped are lost together: one halving for all of them,
 // as in TCP NewReno a query sent before the last halving does not halve again.
 void SaPacer::on_loss(TimePoint sent, TimePoint now) {
+  if (!have_rtt_) srtt_ = std::max(srtt_, now - sent);
   if (sent < last_cut_) return;
   window_ *= 0.5;
   clamp();

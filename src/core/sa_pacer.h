@@ -28,13 +28,16 @@ namespace ibat::core {
 class SaPacer {
  public:
   static constexpr Duration kTargetDelay = std::chrono::milliseconds(10);  // SA queueing aimed at
-  static constexpr double kInitialWindow = 4.0;
+  static constexpr double kInitialWindow = 1.0;
   static constexpr double kMinWindow = 1.0 / 1024;  // one query per 1,024 round trips
   static constexpr double kMaxGrowth = 0.5;          // per round trip, queueing < target / 10
   static constexpr double kQueueShare = 0.1;         // FAST's alpha: queries of ours in the queue
   static constexpr double kFastGain = 0.5;           // FAST's gamma
   static constexpr Duration kMaxGap = std::chrono::seconds(1);  // the slowest pace, before jitter
   static constexpr double kDelayBeta = 0.8;          // decrease per round trip, x excess / delay
+  // An answer this late came from a queue deep enough for the fabric to resend into it (its first
+  // MAD timer is 200 ms, +/- 25 %): a loss, whatever the smallest round trip seen says.
+  static constexpr Duration kLateAnswer = std::chrono::milliseconds(100);
 
   // `max_window`: the in-flight cap (Policy::sa_max_inflight).
   SaPacer(std::uint32_t max_window, std::uint64_t seed);
@@ -46,9 +49,11 @@ class SaPacer {
   TimePoint next_send() const { return next_send_; }
   // A query left at `now`: the next one waits srtt / window, jittered (0 before the first answer).
   void on_send(TimePoint now);
-  // An answer (any SA status but BUSY) to a query sent at `sent`.
+  // An answer (any SA status but BUSY) to a query sent at `sent`; later than kLateAnswer it also
+  // counts as a loss.
   void on_answer(TimePoint sent, TimePoint now);
-  // A query sent at `sent` was lost: timeout after the fabric's resends, or BUSY.
+  // A query sent at `sent` was lost: timeout after the fabric's resends, or BUSY. Before any
+  // answer, its lifetime stands in for the round trip, so the pace starts from it.
   void on_loss(TimePoint sent, TimePoint now);
 
   double window() const { return window_; }

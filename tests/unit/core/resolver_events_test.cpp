@@ -91,6 +91,8 @@ TEST_F(ResolverEventsTest, LocalLidChangeRevalidatesAndServesTheNewPath) {
 }
 
 TEST_F(ResolverEventsTest, PortDownKeepsEntriesPausesQueriesAndResumesOnPortUp) {
+  policy.sa_adaptive = false;  // every query in flight at once, whatever the SaPacer's window
+  reset();
   populate(1);
   RequestId inflight = resolve_gid(remote_gid(2));
   PathQuery cancelled = sink.sent.back();
@@ -248,6 +250,8 @@ TEST_F(ResolverEventsTest, TtlExpiryServesStaleAndRevalidatesOnce) {
 }
 
 TEST_F(ResolverEventsTest, LoadStaleServesSnapshotEntriesAndRevalidatesThem) {
+  policy.sa_adaptive = false;  // the three revalidations in flight at once
+  reset();
   populate(3);
   std::vector<CacheEntryView> snapshot = resolver->entries();
   reset();

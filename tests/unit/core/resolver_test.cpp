@@ -177,6 +177,7 @@ TEST_F(ResolverTest, NoRecordIsNotRetriedAndIsCachedNegatively) {
 TEST_F(ResolverTest, InflightCapHoldsNewQueriesAndQueuedWaitersStillTimeOut) {
   policy.sa_max_inflight = 2;
   policy.request_timeout = 1s;
+  policy.sa_adaptive = false;  // the cap alone (the SaPacer would start at one query in flight)
   reset();
   RequestId a = resolve_gid(remote_gid(1));
   resolve_gid(remote_gid(2));
@@ -197,7 +198,7 @@ TEST_F(ResolverTest, InflightCapHoldsNewQueriesAndQueuedWaitersStillTimeOut) {
 TEST_F(ResolverTest, TokenBucketShapesNewQueries) {
   policy.sa_rate = 10;
   policy.sa_burst = 2;
-  policy.sa_adaptive = false;  // the bucket alone (no answers here: the SaPacer would hold 4)
+  policy.sa_adaptive = false;  // the bucket alone (no answers here: the SaPacer would hold 1)
   reset();
   for (std::uint64_t n = 1; n <= 5; ++n) resolve_gid(remote_gid(n));
   EXPECT_EQ(sink.sent.size(), 2u);
@@ -211,23 +212,21 @@ TEST_F(ResolverTest, TokenBucketShapesNewQueries) {
   EXPECT_EQ(sink.sent.size(), 5u);
 }
 
-// The SaPacer sits below sa_max_inflight and the bucket: 4 queries before any answer, more as
+// The SaPacer sits below sa_max_inflight and the bucket: one query before any answer, more as
 // prompt answers come back, fewer after a timeout.
 TEST_F(ResolverTest, SaPacerWindowGrowsWithPromptAnswersAndShrinksOnTimeout) {
-  for (std::uint64_t n = 1; n <= 40; ++n) resolve_gid(remote_gid(n));
-  ASSERT_EQ(sink.open.size(), 4u);
-  for (int round = 0; round < 3; ++round) {
-    clock.advance(1ms);
-    const std::set<QueryId> open = sink.open;
-    for (QueryId id : open) {
-      const PathQuery q = sink.sent[id - 1];
+  for (std::uint64_t n = 1; n <= 100; ++n) resolve_gid(remote_gid(n));
+  ASSERT_EQ(sink.open.size(), 1u);
+  for (int round = 0; round < 6; ++round) {
+    run_for(1ms, 20us);  // the paced gaps (srtt / window) pass; what is open waited <= 1 ms
+    for (QueryId id : std::set<QueryId>(sink.open)) {
       sink.open.erase(id);
-      answer(q, good_path(*q.dgid, 10));
+      answer(sink.sent[id - 1], good_path(*sink.sent[id - 1].dgid, 10));
     }
-    run_for(2ms, 20us);  // the paced gaps (srtt / window) pass
   }
+  run_for(1ms, 20us);
   EXPECT_GT(sink.open.size(), 4u);
-  ASSERT_LT(sink.sent.size(), 40u);  // still queued: only the window holds them back
+  ASSERT_LT(sink.sent.size(), 100u);  // still queued: only the window holds them back
   const std::size_t wide = sink.open.size();
   clock.advance(1ms);
   for (QueryId id : std::set<QueryId>(sink.open)) {
@@ -394,6 +393,8 @@ TEST_F(ResolverTest, AKnownDestinationTheSaNoLongerKnowsIsUnreachableNotNoRecord
 }
 
 TEST_F(ResolverTest, CompletionsMayCallBackIntoTheResolver) {
+  policy.sa_adaptive = false;  // both queries in flight at once
+  reset();
   RequestId victim = resolve_gid(remote_gid(2));
   RequestId nested = 0;
   int first_calls = 0;

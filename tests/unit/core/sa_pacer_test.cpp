@@ -23,7 +23,7 @@ void answer(SaPacer& p, TimePoint& now, Duration rtt) {
 TEST(SaPacer, StartsWithASmallWindow) {
   SaPacer p(64, 1);
   EXPECT_EQ(p.window(), SaPacer::kInitialWindow);
-  EXPECT_EQ(p.allowed_inflight(), 4u);
+  EXPECT_EQ(p.allowed_inflight(), 1u);
   EXPECT_LE(p.next_send(), at(0s));  // nothing measured yet: no pace
 }
 
@@ -31,7 +31,7 @@ TEST(SaPacer, GrowsWhileTheRoundTripIsFlatAndNothingIsLost) {
   SaPacer p(64, 1);
   TimePoint now = at(1s);
   double last = p.window();
-  for (int i = 0; i < 10; ++i) {
+  for (int i = 0; i < 12; ++i) {
     answer(p, now, 100us);
     EXPECT_GE(p.window(), last);
     last = p.window();
@@ -43,7 +43,7 @@ TEST(SaPacer, GrowsWhileTheRoundTripIsFlatAndNothingIsLost) {
 TEST(SaPacer, LossHalvesTheWindowOnceForTheQueriesInFlight) {
   SaPacer p(64, 1);
   TimePoint now = at(1s);
-  for (int i = 0; i < 10; ++i) answer(p, now, 1ms);
+  for (int i = 0; i < 12; ++i) answer(p, now, 1ms);
   ASSERT_EQ(p.window(), 64.0);
   const TimePoint sent = now - 1ms;
   p.on_loss(sent, now);
@@ -57,7 +57,7 @@ TEST(SaPacer, LossHalvesTheWindowOnceForTheQueriesInFlight) {
 TEST(SaPacer, RoundTripGrowthShrinksTheWindow) {
   SaPacer p(64, 1);
   TimePoint now = at(1s);
-  for (int i = 0; i < 10; ++i) answer(p, now, 1ms);
+  for (int i = 0; i < 12; ++i) answer(p, now, 1ms);
   ASSERT_EQ(p.window(), 64.0);
   answer(p, now, 1ms + 50ms);  // 50 ms of queue at the SA, beyond the 10 ms target
   EXPECT_LT(p.window(), 64.0);
@@ -73,7 +73,7 @@ TEST(SaPacer, ModerateQueueingSharesTheSaFairly) {
   TimePoint t1 = at(1s), t2 = at(1s);
   answer(small, t1, 1ms);
   answer(large, t2, 1ms);
-  for (int i = 0; i < 10; ++i) answer(large, t2, 1ms);  // large grew to the cap meanwhile
+  for (int i = 0; i < 12; ++i) answer(large, t2, 1ms);  // large grew to the cap meanwhile
   ASSERT_EQ(large.window(), 64.0);
   for (int i = 0; i < 60; ++i) {
     answer(small, t1, 1ms + 5ms);
@@ -97,6 +97,32 @@ TEST(SaPacer, OneSlowAnswerInARoundIsNotAQueue) {
   p.on_answer(now - 1ms, now + 300us);
   p.on_answer(now - 1ms, now + 2ms);  // ends the round
   EXPECT_GE(p.window(), before);
+}
+
+// An answer that took kLateAnswer or more came from a queue the fabric resends into: it halves
+// the window like a loss, even when the smallest round trip seen is as late (all nodes asked at once).
+TEST(SaPacer, ALateAnswerIsALossWhateverTheSmallestRoundTrip) {
+  SaPacer p(64, 1);
+  TimePoint now = at(1s);
+  for (int i = 0; i < 12; ++i) answer(p, now, 1ms);
+  ASSERT_EQ(p.window(), 64.0);
+  answer(p, now, SaPacer::kLateAnswer);
+  EXPECT_EQ(p.window(), 32.0);
+  SaPacer first(64, 2);
+  TimePoint t = at(1s);
+  answer(first, t, 300ms);  // its first answer: no queue-free round trip to compare with
+  EXPECT_EQ(first.window(), SaPacer::kInitialWindow / 2);
+}
+
+// Before any answer there is no round trip to pace by: a lost query's lifetime stands in for it,
+// so a node whose first queries are all lost does not send the next ones back to back.
+TEST(SaPacer, ALossBeforeAnyAnswerPacesByTheLostQuerysLifetime) {
+  SaPacer p(64, 1);
+  const TimePoint now = at(4s);
+  p.on_loss(at(1s), now);  // the fabric gave up after 3 s of resends
+  EXPECT_EQ(p.srtt(), 3s);
+  p.on_send(now);
+  EXPECT_GE(p.next_send() - now, SaPacer::kMaxGap / 2);  // min(3 s / window, kMaxGap), jittered
 }
 
 TEST(SaPacer, NeverBelowOneInFlightNorAboveTheCap) {
