@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "wire/byte_order.h"
 
 namespace ibat::client {
 
@@ -20,8 +21,7 @@ std::optional<core::Target> to_core_target(const ibat_target& t) {
 
 std::optional<core::IpAddr> to_ip(const ibat_target& t) {
   if (t.type == IBAT_TARGET_IPV4)
-    return core::IpAddr::from_v4((std::uint32_t{t.u.ipv4[0]} << 24) | (std::uint32_t{t.u.ipv4[1]} << 16) |
-                                 (std::uint32_t{t.u.ipv4[2]} << 8) | t.u.ipv4[3]);
+    return core::IpAddr::from_v4(wire::get32(t.u.ipv4, 0));
   if (t.type == IBAT_TARGET_IPV6) {
     core::IpAddr ip;
     ip.raw = std::to_array(t.u.ipv6);
