@@ -56,35 +56,47 @@ std::unique_ptr<TableClient> TableClient::open(const std::string& socket, int fd
 
 bool TableClient::resolve(const ibat_target& target, const ibat_resolve_opts* opts, ibat_path& out) {
   if (target.type != IBAT_TARGET_GID) return false;
-  if (opts && (opts->flags & ~kTableFlags) != 0) return false;  // FORCE_SA or unknown bits
-  core::Gid dgid, sgid;
-  std::memcpy(dgid.raw.data(), target.u.gid.raw, 16);
-  const bool has_sgid = opts && (opts->flags & IBAT_RESOLVE_SGID);
-  const bool has_pkey = opts && (opts->flags & IBAT_RESOLVE_PKEY);
-  if (has_sgid) std::memcpy(sgid.raw.data(), opts->sgid.raw, 16);
-  const core::Pkey pkey{has_pkey ? opts->pkey : std::uint16_t{0}};
+  const std::uint32_t flags = opts ? opts->flags : 0;
+  if ((flags & ~kTableFlags) != 0) return false;  // FORCE_SA or unknown bits
   const auto& reader = table_.reader;
+  const std::uint64_t generation = reader.generation();
+  if (generation != defaults_.generation) defaults_ = reader.defaults();
+  shm::TableKey key;
+  std::memcpy(key.dgid, target.u.gid.raw, 16);
+  if (flags & IBAT_RESOLVE_SGID) {
+    std::memcpy(key.sgid, opts->sgid.raw, 16);
+  } else {
+    key.sgid[0] = defaults_.local_gid[0];
+    key.sgid[1] = defaults_.local_gid[1];
+  }
+  key.pkey = (flags & IBAT_RESOLVE_PKEY) ? opts->pkey : defaults_.pkey;
   shm::TableHit hit;
-  if (!reader.lookup(reader.key_for(dgid, has_sgid ? &sgid : nullptr, has_pkey ? &pkey : nullptr), hit))
-    return false;
+  if (!reader.lookup(key, generation, hit)) [[unlikely]] return false;
   record(hit);
   const std::uint64_t now = monotonic_ms();
   const std::uint64_t age = now > hit.produced_ms ? now - hit.produced_ms : 0;
-  const auto* wire = reinterpret_cast<const std::uint8_t*>(hit.path.record);
-  std::memcpy(out.dgid.raw, wire + shm::kRecordDgidWord * 8, 16);
-  std::memcpy(out.sgid.raw, wire + shm::kRecordSgidWord * 8, 16);
+  // The record's GIDs are the key's (the lookup compared them).
+  std::memcpy(out.dgid.raw, key.dgid, 16);
+  std::memcpy(out.sgid.raw, key.sgid, 16);
   std::memcpy(reinterpret_cast<unsigned char*>(&out) + offsetof(ibat_path, dlid), hit.path.fields,
               sizeof(shm::PathFields));
   out.state = IBAT_STATE_VALID;
   out.age_ms = static_cast<std::uint32_t>(age < UINT32_MAX ? age : UINT32_MAX);
-  std::memcpy(out.record, wire, sizeof out.record);
+  std::memcpy(out.record, hit.path.record, sizeof out.record);
   return true;
 }
 
-void TableClient::start_generation(std::uint64_t generation) {
-  for (std::uint32_t slot : slots_) seen_[slot / 64] = 0;  // slots of an older generation name nothing now
-  slots_.clear();
-  generation_ = generation;
+void TableClient::first_hit(const shm::TableHit& hit) {
+  if (hit.generation != generation_) {
+    for (std::uint32_t slot : slots_) seen_[slot / 64] = 0;  // slots of an older generation name nothing now
+    slots_.clear();
+    generation_ = hit.generation;
+  }
+  std::uint64_t& word = seen_[hit.slot / 64];
+  const std::uint64_t bit = 1ULL << (hit.slot % 64);
+  if (word & bit) return;
+  word |= bit;
+  slots_.push_back(hit.slot);
 }
 
 protocol::TableHits TableClient::take_report() {

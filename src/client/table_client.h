@@ -36,19 +36,18 @@ class TableClient {
  private:
   explicit TableClient(shm::MappedTable table)
       : table_(std::move(table)), seen_((table_.reader.slot_count() + 63) / 64, 0) {}
-  // Counts a hit (inline: it runs on every one).
+  // Counts a hit (inline: it runs on every one; a slot not seen since the last report is rare).
   void record(const shm::TableHit& hit) {
-    if (hit.generation != generation_) start_generation(hit.generation);
     ++hits_;
-    std::uint64_t& word = seen_[hit.slot / 64];
+    if (hit.generation != generation_) [[unlikely]] return first_hit(hit);
     const std::uint64_t bit = 1ULL << (hit.slot % 64);
-    if (word & bit) return;
-    word |= bit;
-    slots_.push_back(hit.slot);
+    if ((seen_[hit.slot / 64] & bit) == 0) [[unlikely]] first_hit(hit);
   }
-  void start_generation(std::uint64_t generation);
+  // A hit in a slot not yet in slots_ (or of a new generation).
+  [[gnu::noinline]] void first_hit(const shm::TableHit& hit);
 
   shm::MappedTable table_;
+  shm::KeyDefaults defaults_;           // of the generation resolve() last saw
   std::uint64_t hits_ = 0;
   std::uint64_t generation_ = 0;        // of the slots below
   std::vector<std::uint32_t> slots_;    // distinct slots hit since the last report
