@@ -89,24 +89,27 @@ class PathTableReader {
 
 namespace detail {
 
-// The byte at `offset` (mod 8) of a word as memory holds it, and the big-endian u16 that starts there.
-constexpr std::uint8_t byte_in(std::uint64_t word, std::size_t offset) {
+// The big-endian u16 at byte `offset` of the wire record, from the word that holds it.
+constexpr std::uint16_t be16_at(const std::uint64_t (&record)[kRecordWords], std::size_t offset) {
+  static_assert(std::endian::native == std::endian::little || std::endian::native == std::endian::big);
   const std::size_t k = offset % 8;
-  return static_cast<std::uint8_t>(word >> (8 * (std::endian::native == std::endian::little ? k : 7 - k)));
-}
-constexpr std::uint16_t be16_in(std::uint64_t word, std::size_t offset) {
-  return static_cast<std::uint16_t>(byte_in(word, offset) << 8 | byte_in(word, offset + 1));
+  const std::uint64_t word = record[offset / 8];
+  if constexpr (std::endian::native == std::endian::little) {
+    const auto raw = static_cast<std::uint16_t>(word >> (8 * k));  // the two bytes, first one low
+    return static_cast<std::uint16_t>(raw << 8 | raw >> 8);
+  } else {
+    return static_cast<std::uint16_t>(word >> (8 * (6 - k)));
+  }
 }
 
 // What the reader vouches for beyond the key match: a unicast DLID, the same in both views, and the
 // key's P_Key in both.
 inline bool plausible(const SlotPath& path, std::uint16_t pkey) {
-  const std::uint16_t dlid = be16_in(path.record[kRecordDlidOffset / 8], kRecordDlidOffset);
   PathFields f;
   std::memcpy(&f, path.fields, sizeof f);
-  const std::uint16_t field_dlid = f.dlid, field_pkey = f.pkey;
-  return field_dlid == dlid && core::Lid{dlid}.is_valid_unicast() && field_pkey == pkey &&
-         be16_in(path.record[kRecordPkeyOffset / 8], kRecordPkeyOffset) == pkey;
+  const std::uint16_t dlid = be16_at(path.record, kRecordDlidOffset);
+  return f.dlid == dlid && core::Lid{dlid}.is_valid_unicast() && f.pkey == pkey &&
+         be16_at(path.record, kRecordPkeyOffset) == pkey;
 }
 
 }  // namespace detail
@@ -117,7 +120,7 @@ inline bool plausible(const SlotPath& path, std::uint16_t pkey) {
 inline bool PathTableReader::lookup(const TableKey& key, std::uint64_t generation, TableHit& hit) const {
   constexpr auto acquire = std::memory_order_acquire;
   constexpr auto relaxed = std::memory_order_relaxed;
-  std::uint32_t slot = static_cast<std::uint32_t>(hash_key(key)) & mask_;
+  std::uint32_t slot = home_slot(key, mask_);
   for (std::uint32_t probe = 0; probe < kMaxProbe; ++probe, slot = (slot + 1) & mask_) {
     const TableSlot& s = slots_[slot];
     const std::uint64_t seq = s.seq.load(acquire);

@@ -72,7 +72,7 @@ bool PathTableWriter::publish(const TableKey& key, const core::PathRecord& path,
     write_slot(it->second, key, packed, produced_ms);
     return true;
   }
-  std::uint32_t slot = static_cast<std::uint32_t>(hash_key(key)) & mask_;
+  std::uint32_t slot = home_slot(key, mask_);
   for (std::uint32_t probe = 0; probe < kMaxProbe; ++probe, slot = (slot + 1) & mask_) {
     if (live_[slot]) continue;
     write_slot(slot, key, packed, produced_ms);
