@@ -65,8 +65,10 @@ void report_table_hits(ibat_t* h) {
                    {}, false, nullptr);
 }
 
-// A resolve answered from the shared table; the hits are reported once a batch is due.
-bool table_hit(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ibat_path& out) {
+// A resolve answered from the shared table; the hits are reported once a batch is due. Inlined
+// into its callers: a table hit is then one call from the application (docs/performance.md).
+[[gnu::always_inline]] inline bool table_hit(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts,
+                                             ibat_path& out) {
   if (!h || !target || !h->table || !h->session->connected() || !h->table->resolve(*target, opts, out)) return false;
   if (h->table->report_due()) report_table_hits(h);
   return true;
