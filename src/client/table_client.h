@@ -92,15 +92,9 @@ inline bool TableClient::resolve(const ibat_target& target, const ibat_resolve_o
   const auto& reader = table_.reader;
   const std::uint64_t generation = reader.generation();
   if (generation != defaults_.generation) [[unlikely]] defaults_ = reader.defaults();
-  shm::TableKey key;
-  std::memcpy(key.dgid, target.u.gid.raw, 16);
-  if (flags & IBAT_RESOLVE_SGID) {
-    std::memcpy(key.sgid, opts->sgid.raw, 16);
-  } else {
-    key.sgid[0] = defaults_.local_gid[0];
-    key.sgid[1] = defaults_.local_gid[1];
-  }
-  key.pkey = (flags & IBAT_RESOLVE_PKEY) ? opts->pkey : defaults_.pkey;
+  const shm::TableKey key =
+      shm::PathTableReader::key_for(defaults_, target.u.gid.raw, (flags & IBAT_RESOLVE_SGID) ? opts->sgid.raw : nullptr,
+                                    (flags & IBAT_RESOLVE_PKEY) ? &opts->pkey : nullptr);
   shm::TableHit hit;
   if (!reader.lookup(key, generation, hit)) [[unlikely]] return false;
   record(hit);

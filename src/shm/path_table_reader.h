@@ -62,18 +62,22 @@ class PathTableReader {
     d.pkey = static_cast<std::uint16_t>(header_->default_pkey.load(acquire));
     return d;
   }
-  // The key of a request: its own SGID / P_Key, else the defaults.
-  static TableKey key_for(const KeyDefaults& defaults, const core::Gid& dgid, const core::Gid* sgid,
-                          const core::Pkey* pkey) {
-    TableKey key = TableKey::of(sgid ? *sgid : core::Gid{}, dgid, pkey ? *pkey : core::Pkey{defaults.pkey});
-    if (!sgid) {
+  // The key of a request: its own SGID / P_Key, else the defaults (GIDs as their 16 bytes).
+  static TableKey key_for(const KeyDefaults& defaults, const std::uint8_t* dgid, const std::uint8_t* sgid,
+                          const std::uint16_t* pkey) {
+    TableKey key;
+    std::memcpy(key.dgid, dgid, 16);
+    if (sgid) {
+      std::memcpy(key.sgid, sgid, 16);
+    } else {
       key.sgid[0] = defaults.local_gid[0];
       key.sgid[1] = defaults.local_gid[1];
     }
+    key.pkey = pkey ? *pkey : defaults.pkey;
     return key;
   }
   TableKey key_for(const core::Gid& dgid, const core::Gid* sgid, const core::Pkey* pkey) const {
-    return key_for(defaults(), dgid, sgid, pkey);
+    return key_for(defaults(), dgid.raw.data(), sgid ? sgid->raw.data() : nullptr, pkey ? &pkey->value : nullptr);
   }
 
   std::uint32_t slot_count() const { return mask_ + 1; }
