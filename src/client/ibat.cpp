@@ -65,8 +65,10 @@ void report_table_hits(ibat_t* h) {
                    {}, false, nullptr);
 }
 
-// A resolve answered from the shared table; the hits are reported once a batch is due.
-bool table_hit(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ibat_path& out) {
+// A resolve answered from the shared table; the hits are reported once a batch is due. Inlined
+// into its callers: a table hit is then one call from the application (docs/performance.md).
+[[gnu::always_inline]] inline bool table_hit(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts,
+                                             ibat_path& out) {
   if (!h || !target || !h->table || !h->session->connected() || !h->table->resolve(*target, opts, out)) return false;
   if (h->table->report_due()) report_table_hits(h);
   return true;
@@ -152,30 +154,40 @@ void ibat_close(ibat_t* h) {
   delete h;
 }
 
+namespace {
+
+// ibat_resolve_sync through the socket: out of line, so that a table hit does not pay for its frame.
+[[gnu::noinline]] int resolve_sync_through_socket(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts,
+                                                  ibat_path* out) {
+  bool done = false;
+  int result = IBAT_EPROTO;
+  std::uint32_t id = 0;
+  int rc = send_resolve(h, target, opts,
+                        [&](std::uint32_t, int status, const ibat_path* path) {
+                          done = true;
+                          result = status;
+                          if (path) *out = *path;
+                        },
+                        &id);
+  if (rc != IBAT_OK) return rc;
+  std::uint32_t own_ms = opts && opts->timeout_ms ? std::min<std::uint32_t>(opts->timeout_ms, 3'600'000) : 0;
+  int wait_ms = (own_ms ? static_cast<int>(own_ms) : kDefaultWaitMs) + kDaemonGraceMs;
+  rc = h->session->wait([&] { return done; }, wait_ms);
+  if (done) return result;
+  if (rc == IBAT_ETIMEOUT) {
+    h->session->forget(id);
+    send_cancel(h, id);
+  }
+  return rc;
+}
+
+}  // namespace
+
 int ibat_resolve_sync(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ibat_path* out) {
   if (!out) return IBAT_EARG;
   return guarded([&] {
     if (table_hit(h, target, opts, *out)) return static_cast<int>(IBAT_OK);
-    bool done = false;
-    int result = IBAT_EPROTO;
-    std::uint32_t id = 0;
-    int rc = send_resolve(h, target, opts,
-                          [&](std::uint32_t, int status, const ibat_path* path) {
-                            done = true;
-                            result = status;
-                            if (path) *out = *path;
-                          },
-                          &id);
-    if (rc != IBAT_OK) return rc;
-    std::uint32_t own_ms = opts && opts->timeout_ms ? std::min<std::uint32_t>(opts->timeout_ms, 3'600'000) : 0;
-    int wait_ms = (own_ms ? static_cast<int>(own_ms) : kDefaultWaitMs) + kDaemonGraceMs;
-    rc = h->session->wait([&] { return done; }, wait_ms);
-    if (done) return result;
-    if (rc == IBAT_ETIMEOUT) {
-      h->session->forget(id);
-      send_cancel(h, id);
-    }
-    return rc;
+    return resolve_sync_through_socket(h, target, opts, out);
   });
 }
 

@@ -2,7 +2,6 @@
 #include "client/table_client.h"
 
 #include <sys/socket.h>
-#include <time.h>
 
 #include <cstddef>
 #include <cstdlib>
@@ -19,28 +18,6 @@ std::optional<uid_t> peer_uid(int fd) {
   return cred.uid;
 }
 
-// The coarse clock (a few ms resolution, a quarter of the cost) is enough for a ms age.
-std::uint64_t monotonic_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1'000'000;
-}
-
-constexpr std::uint32_t kTableFlags = IBAT_RESOLVE_SGID | IBAT_RESOLVE_PKEY | IBAT_RESOLVE_CACHE_ONLY;
-
-// A slot's PathFields are ibat_path's dlid .. flow_label as they are, and its record the wire bytes.
-static_assert(offsetof(ibat_path, slid) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, slid));
-static_assert(offsetof(ibat_path, pkey) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, pkey));
-static_assert(offsetof(ibat_path, sl) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, sl));
-static_assert(offsetof(ibat_path, mtu) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, mtu));
-static_assert(offsetof(ibat_path, rate) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, rate));
-static_assert(offsetof(ibat_path, pkt_life) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, pkt_life));
-static_assert(offsetof(ibat_path, hop_limit) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, hop_limit));
-static_assert(offsetof(ibat_path, tclass) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, tclass));
-static_assert(offsetof(ibat_path, flow_label) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, flow_label));
-static_assert(offsetof(ibat_path, state) - offsetof(ibat_path, dlid) == sizeof(shm::PathFields));
-static_assert(sizeof(ibat_path::record) == shm::kRecordBytes);
-
 }  // namespace
 
 std::unique_ptr<TableClient> TableClient::open(const std::string& socket, int fd) {
@@ -54,37 +31,17 @@ std::unique_ptr<TableClient> TableClient::open(const std::string& socket, int fd
   return std::unique_ptr<TableClient>(new TableClient(std::move(*table)));
 }
 
-bool TableClient::resolve(const ibat_target& target, const ibat_resolve_opts* opts, ibat_path& out) {
-  if (target.type != IBAT_TARGET_GID) return false;
-  if (opts && (opts->flags & ~kTableFlags) != 0) return false;  // FORCE_SA or unknown bits
-  core::Gid dgid, sgid;
-  std::memcpy(dgid.raw.data(), target.u.gid.raw, 16);
-  const bool has_sgid = opts && (opts->flags & IBAT_RESOLVE_SGID);
-  const bool has_pkey = opts && (opts->flags & IBAT_RESOLVE_PKEY);
-  if (has_sgid) std::memcpy(sgid.raw.data(), opts->sgid.raw, 16);
-  const core::Pkey pkey{has_pkey ? opts->pkey : std::uint16_t{0}};
-  const auto& reader = table_.reader;
-  shm::TableHit hit;
-  if (!reader.lookup(reader.key_for(dgid, has_sgid ? &sgid : nullptr, has_pkey ? &pkey : nullptr), hit))
-    return false;
-  record(hit);
-  const std::uint64_t now = monotonic_ms();
-  const std::uint64_t age = now > hit.produced_ms ? now - hit.produced_ms : 0;
-  const auto* wire = reinterpret_cast<const std::uint8_t*>(hit.path.record);
-  std::memcpy(out.dgid.raw, wire + shm::kRecordDgidWord * 8, 16);
-  std::memcpy(out.sgid.raw, wire + shm::kRecordSgidWord * 8, 16);
-  std::memcpy(reinterpret_cast<unsigned char*>(&out) + offsetof(ibat_path, dlid), hit.path.fields,
-              sizeof(shm::PathFields));
-  out.state = IBAT_STATE_VALID;
-  out.age_ms = static_cast<std::uint32_t>(age < UINT32_MAX ? age : UINT32_MAX);
-  std::memcpy(out.record, wire, sizeof out.record);
-  return true;
-}
-
-void TableClient::start_generation(std::uint64_t generation) {
-  for (std::uint32_t slot : slots_) seen_[slot / 64] = 0;  // slots of an older generation name nothing now
-  slots_.clear();
-  generation_ = generation;
+void TableClient::first_hit(const shm::TableHit& hit) {
+  if (hit.generation != generation_) {
+    for (std::uint32_t slot : slots_) seen_[slot / 64] = 0;  // slots of an older generation name nothing now
+    slots_.clear();
+    generation_ = hit.generation;
+  }
+  std::uint64_t& word = seen_[hit.slot / 64];
+  const std::uint64_t bit = 1ULL << (hit.slot % 64);
+  if (word & bit) return;
+  word |= bit;
+  slots_.push_back(hit.slot);
 }
 
 protocol::TableHits TableClient::take_report() {

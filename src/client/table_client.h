@@ -5,6 +5,11 @@
 // the handle reports to the daemon in TABLE_HITS batches (docs/protocol.md).
 #pragma once
 
+#include <time.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,8 +26,9 @@ class TableClient {
   // nullptr when absent, foreign, corrupt, or disabled by IBAT_SHARED_TABLE=0.
   static std::unique_ptr<TableClient> open(const std::string& socket, int fd);
 
-  // Fills `out` and returns true on a hit; false: ask the daemon.
-  bool resolve(const ibat_target& target, const ibat_resolve_opts* opts, ibat_path& out);
+  // Fills `out` and returns true on a hit; false: ask the daemon (`out` is then untouched). Inline:
+  // it is the whole of a table hit.
+  [[gnu::always_inline]] bool resolve(const ibat_target& target, const ibat_resolve_opts* opts, ibat_path& out);
 
   // Hits wait for a report; due: enough of them that it should go now.
   bool has_report() const { return hits_ != 0; }
@@ -36,23 +42,72 @@ class TableClient {
  private:
   explicit TableClient(shm::MappedTable table)
       : table_(std::move(table)), seen_((table_.reader.slot_count() + 63) / 64, 0) {}
-  // Counts a hit (inline: it runs on every one).
+  // Counts a hit (inline: it runs on every one; a slot not seen since the last report is rare).
   void record(const shm::TableHit& hit) {
-    if (hit.generation != generation_) start_generation(hit.generation);
     ++hits_;
-    std::uint64_t& word = seen_[hit.slot / 64];
+    if (hit.generation != generation_) [[unlikely]] return first_hit(hit);
     const std::uint64_t bit = 1ULL << (hit.slot % 64);
-    if (word & bit) return;
-    word |= bit;
-    slots_.push_back(hit.slot);
+    if ((seen_[hit.slot / 64] & bit) == 0) [[unlikely]] first_hit(hit);
   }
-  void start_generation(std::uint64_t generation);
+  // A hit in a slot not yet in slots_ (or of a new generation).
+  [[gnu::noinline]] void first_hit(const shm::TableHit& hit);
 
   shm::MappedTable table_;
+  shm::KeyDefaults defaults_;           // of the generation resolve() last saw
   std::uint64_t hits_ = 0;
   std::uint64_t generation_ = 0;        // of the slots below
   std::vector<std::uint32_t> slots_;    // distinct slots hit since the last report
   std::vector<std::uint64_t> seen_;     // bitmap of slots_
 };
+
+namespace detail {
+
+// The coarse clock (a tick's resolution, a few ms; a quarter of the cost) is enough for a ms age.
+inline std::uint64_t monotonic_coarse_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1'000'000;
+}
+
+// A slot's PathFields are ibat_path's dlid .. flow_label as they are, and its record the wire bytes.
+static_assert(offsetof(ibat_path, slid) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, slid));
+static_assert(offsetof(ibat_path, pkey) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, pkey));
+static_assert(offsetof(ibat_path, sl) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, sl));
+static_assert(offsetof(ibat_path, mtu) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, mtu));
+static_assert(offsetof(ibat_path, rate) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, rate));
+static_assert(offsetof(ibat_path, pkt_life) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, pkt_life));
+static_assert(offsetof(ibat_path, hop_limit) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, hop_limit));
+static_assert(offsetof(ibat_path, tclass) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, tclass));
+static_assert(offsetof(ibat_path, flow_label) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, flow_label));
+static_assert(offsetof(ibat_path, state) - offsetof(ibat_path, dlid) == sizeof(shm::PathFields));
+static_assert(sizeof(ibat_path::record) == shm::kRecordBytes);
+
+}  // namespace detail
+
+inline bool TableClient::resolve(const ibat_target& target, const ibat_resolve_opts* opts, ibat_path& out) {
+  constexpr std::uint32_t table_flags = IBAT_RESOLVE_SGID | IBAT_RESOLVE_PKEY | IBAT_RESOLVE_CACHE_ONLY;
+  if (target.type != IBAT_TARGET_GID) return false;
+  const std::uint32_t flags = opts ? opts->flags : 0;
+  if ((flags & ~table_flags) != 0) return false;  // FORCE_SA or unknown bits
+  const auto& reader = table_.reader;
+  const std::uint64_t generation = reader.generation();
+  if (generation != defaults_.generation) [[unlikely]] defaults_ = reader.defaults();
+  const shm::TableKey key =
+      shm::PathTableReader::key_for(defaults_, target.u.gid.raw, (flags & IBAT_RESOLVE_SGID) ? opts->sgid.raw : nullptr,
+                                    (flags & IBAT_RESOLVE_PKEY) ? &opts->pkey : nullptr);
+  shm::TableHit hit;
+  if (!reader.lookup(key, generation, hit)) [[unlikely]] return false;
+  record(hit);
+  const std::uint64_t now = detail::monotonic_coarse_ms();
+  const std::uint64_t age = now > hit.produced_ms ? now - hit.produced_ms : 0;
+  std::memcpy(out.dgid.raw, key.dgid, 16);  // the record's GIDs are the key's (the lookup compared them)
+  std::memcpy(out.sgid.raw, key.sgid, 16);
+  std::memcpy(reinterpret_cast<unsigned char*>(&out) + offsetof(ibat_path, dlid), hit.path.fields,
+              sizeof(shm::PathFields));
+  out.state = IBAT_STATE_VALID;
+  out.age_ms = static_cast<std::uint32_t>(age < UINT32_MAX ? age : UINT32_MAX);
+  std::memcpy(out.record, hit.path.record, sizeof out.record);
+  return true;
+}
 
 }  // namespace ibat::client

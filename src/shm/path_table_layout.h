@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -15,7 +16,7 @@
 namespace ibat::shm {
 
 inline constexpr std::uint64_t kMagic = 0x314D485354414249ULL;  // "IBATSHM1" little-endian
-inline constexpr std::uint32_t kVersion = 2;
+inline constexpr std::uint32_t kVersion = 3;
 // Lookups and inserts look at most this many slots from a key's home slot.
 inline constexpr std::uint32_t kMaxProbe = 16;
 inline constexpr std::uint32_t kMinSlots = 16;
@@ -63,10 +64,11 @@ struct TableSlot {
   std::atomic<std::uint64_t> fields[2];   // PathFields
   std::atomic<std::uint64_t> record[kRecordWords];  // the wire PathRecord: holds the key's GIDs
   std::atomic<std::uint64_t> produced_ms; // CLOCK_MONOTONIC ms when the SA produced the path
+  std::uint64_t reserved[2];              // 128 bytes: a slot is two whole cache lines
 };
 
 static_assert(sizeof(TableHeader) == 64);
-static_assert(sizeof(TableSlot) == 112);
+static_assert(sizeof(TableSlot) == 128);
 
 // Bytes a table of `slot_count` slots needs.
 constexpr std::size_t table_bytes(std::uint32_t slot_count) {
@@ -84,14 +86,22 @@ struct TableKey {
   core::Gid destination() const;
   bool operator==(const TableKey&) const = default;
 };
+// A GID word as memory holds it (network order), as the number it spells.
+inline std::uint64_t gid_word_value(std::uint64_t word) {
+  if constexpr (std::endian::native == std::endian::little) return __builtin_bswap64(word);
+  return word;
+}
+// One multiply (it is on libibat's hot path): the destination's words and, rotated into the high
+// half, the source's and the P_Key, times the 64-bit golden ratio. The GUIDs of one fabric differ
+// in their low bits, which the product spreads over the bits home_slot() uses (32 and up).
 inline std::uint64_t hash_key(const TableKey& key) {
-  std::uint64_t h = key.dgid[1] * 0x9E3779B97F4A7C15ULL;
-  h ^= (key.dgid[0] + key.pkey) * 0xC2B2AE3D27D4EB4FULL;
-  h ^= (key.sgid[1] ^ (key.sgid[0] << 1)) * 0x165667B19E3779F9ULL;
-  h ^= h >> 32;
-  h *= 0xD6E8FEB86659FD93ULL;
-  h ^= h >> 32;
-  return h;
+  const std::uint64_t destination = gid_word_value(key.dgid[1] ^ key.dgid[0]);
+  const std::uint64_t source = gid_word_value(key.sgid[1] ^ key.sgid[0]) ^ key.pkey;
+  return (destination ^ std::rotl(source, 32)) * 0x9E3779B97F4A7C15ULL;
+}
+// The first slot of a key's probe window in a table of mask + 1 slots (mask + 1 <= kMaxSlots).
+inline std::uint32_t home_slot(const TableKey& key, std::uint32_t mask) {
+  return static_cast<std::uint32_t>(hash_key(key) >> 32) & mask;
 }
 
 // What a slot holds besides its key words: the path as libibat hands it out.

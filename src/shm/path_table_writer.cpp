@@ -72,7 +72,7 @@ bool PathTableWriter::publish(const TableKey& key, const core::PathRecord& path,
     write_slot(it->second, key, packed, produced_ms);
     return true;
   }
-  std::uint32_t slot = static_cast<std::uint32_t>(hash_key(key)) & mask_;
+  std::uint32_t slot = home_slot(key, mask_);
   for (std::uint32_t probe = 0; probe < kMaxProbe; ++probe, slot = (slot + 1) & mask_) {
     if (live_[slot]) continue;
     write_slot(slot, key, packed, produced_ms);
@@ -101,9 +101,13 @@ void PathTableWriter::clear() {
 
 void PathTableWriter::set_defaults(const core::Gid& local_gid, core::Pkey default_pkey) {
   const TableKey k = TableKey::of(local_gid, core::Gid{}, default_pkey);
+  if (header_->local_gid[0].load(kRelaxed) == k.sgid[0] && header_->local_gid[1].load(kRelaxed) == k.sgid[1] &&
+      header_->default_pkey.load(kRelaxed) == default_pkey.value)
+    return;
   header_->local_gid[0].store(k.sgid[0], kRelease);
   header_->local_gid[1].store(k.sgid[1], kRelease);
   header_->default_pkey.store(default_pkey.value, kRelease);
+  clear();  // readers keep the defaults for as long as the generation stays the same
 }
 
 std::optional<TableKey> PathTableWriter::key_at(std::uint32_t slot, std::uint64_t generation) const {

@@ -28,6 +28,7 @@ class PathTableWriter {
   // Unpublishes everything at once (SM change, flush, policy change).
   void clear();
   // What requests without an SGID or a P_Key stand for (the header's local_gid / default_pkey).
+  // A change also unpublishes everything (a new generation): readers cache the defaults per generation.
   void set_defaults(const core::Gid& local_gid, core::Pkey default_pkey);
 
   // The key published in `slot` during `generation`, if it is still there.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "client/convert.h"
@@ -213,6 +214,31 @@ TEST_F(SharedTable, ClearedTableAnswersNothing) {
   ibat_target t = gid_target(path_to(5).dgid);
   ibat_path got{};
   EXPECT_EQ(ibat_resolve_sync(h, &t, nullptr, &got), IBAT_ENORECORD);
+}
+
+TEST_F(SharedTable, NewDefaultsAreUsedAsSoonAsTheDaemonPublishesThem) {
+  open();
+  ibat_target t = gid_target(path_to(5).dgid);
+  ibat_path got{};
+  ASSERT_EQ(ibat_resolve_sync(h, &t, nullptr, &got), IBAT_OK);  // the handle now holds the defaults
+  const core::Gid other = core::Gid::from_parts(0xfe80000000000000ull, 0x0002c903000a0002ull);
+  table->writer().set_defaults(other, core::Pkey{0xFFFF});
+  core::PathRecord p = path_to(5);
+  p.dlid = core::Lid{6};
+  ASSERT_TRUE(table->writer().publish(shm::TableKey::of(other, p.dgid, core::Pkey{0xFFFF}), p, 1));
+  ASSERT_EQ(ibat_resolve_sync(h, &t, nullptr, &got), IBAT_OK);
+  EXPECT_EQ(got.dlid, 6);
+  EXPECT_EQ(std::memcmp(got.sgid.raw, other.raw.data(), 16), 0);
+}
+
+TEST_F(SharedTable, AMissLeavesThePathUntouched) {
+  open();
+  ibat_target miss = gid_target(path_to(6).dgid);
+  ibat_path got;
+  std::memset(&got, 0xAB, sizeof got);
+  ASSERT_EQ(ibat_resolve_sync(h, &miss, nullptr, &got), IBAT_ENORECORD);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&got);
+  EXPECT_TRUE(std::all_of(bytes, bytes + sizeof got, [](unsigned char b) { return b == 0xAB; }));
 }
 
 }  // namespace

@@ -51,6 +51,22 @@ TEST(PathTable, RequestsWithoutSgidOrPkeyUseThePublishedDefaults) {
   EXPECT_EQ(t.reader->key_for(dgid, &sgid, &pkey), TableKey::of(sgid, dgid, pkey));
 }
 
+TEST(PathTable, ChangedDefaultsStartANewGeneration) {
+  Table t;
+  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 1), 5));
+  const std::uint64_t before = t.writer.generation();
+  t.writer.set_defaults(core::Gid{}, core::Pkey{0xFFFF});  // what a new table holds: no change
+  EXPECT_EQ(t.writer.generation(), before);
+  EXPECT_TRUE(t.reader->lookup(key_of(1)));
+  t.writer.set_defaults(test::gid_of(0), core::Pkey{0xFFFF});
+  EXPECT_GT(t.writer.generation(), before) << "readers may keep the defaults while the generation stays";
+  EXPECT_EQ(t.reader->defaults().generation, t.writer.generation());
+  EXPECT_FALSE(t.reader->lookup(key_of(1)));
+  t.writer.set_defaults(test::gid_of(0), core::Pkey{0x8001});
+  EXPECT_EQ(t.reader->defaults().pkey, 0x8001);
+  EXPECT_EQ(t.reader->defaults().generation, t.writer.generation());
+}
+
 TEST(PathTable, PkeyIsPartOfTheKey) {
   Table t;
   ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 1), 5));
