@@ -37,8 +37,8 @@ struct MonitorTotals {
 
 class Monitor {
  public:
-  // Daemons already running at time 0: subscriptions confirmed, random poll phase, the next
-  // routine check somewhere in its interval.
+  // Daemons already running at time 0: subscriptions confirmed, random poll phase, each one's
+  // last check settled at a random time within one routine interval before.
   Monitor(const MonitorOptions& options, std::uint32_t nodes, const fabric::RetryPolicy& sa_retry,
           std::uint64_t seed, EventQueue& queue, SaModel& sa);
 
