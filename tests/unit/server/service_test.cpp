@@ -45,12 +45,15 @@ using test_support::Client;
 using test_support::Frame;
 
 // The daemon fixture with the warm-cache snapshot in the fixture's folder, written only on shutdown.
+// The tests hold several SA queries unanswered at once: the SaPacer (whose window starts at one
+// query) is off, its own tests are core.SaPacer.* and sim.Pacing.*.
 class ServiceTest : public test_support::DaemonTest {
  protected:
   void SetUp() override {
     DaemonTest::SetUp();
     config_.snapshot.cache_file = (dir_ / "cache").string();
     config_.snapshot.interval_s = 0;
+    config_.policy.sa_adaptive = false;
   }
   core::ResolveResult resolve_reply(const Frame& f) {
     auto decoded = protocol::decode_resolve_reply(f.header.status, f.payload);
