@@ -191,6 +191,22 @@ int ibat_resolve_sync(ibat_t* h, const ibat_target* target, const ibat_resolve_o
   });
 }
 
+size_t ibat_resolve_table(ibat_t* h, const ibat_target* targets, size_t n, const ibat_resolve_opts* opts,
+                          ibat_path* out, unsigned char* hit) {
+  if (!targets || !out || !hit) return 0;
+  std::size_t hits = 0;
+  guarded([&] {
+    if (!h || !h->table || !h->session->connected()) {
+      std::memset(hit, 0, n);
+      return static_cast<int>(IBAT_OK);
+    }
+    hits = h->table->resolve_batch(targets, n, opts, out, hit);
+    if (hits != 0 && h->table->report_due()) report_table_hits(h);
+    return static_cast<int>(IBAT_OK);
+  });
+  return hits;
+}
+
 int ibat_resolve_async(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts,
                        ibat_resolve_cb callback, void* user_data, uint32_t* request_id) {
   if (!callback) return IBAT_EARG;

@@ -20,6 +20,15 @@
 
 namespace ibat::client {
 
+namespace detail {
+// The coarse clock (a tick's resolution, a few ms; a quarter of the cost) is enough for a ms age.
+inline std::uint64_t monotonic_coarse_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1'000'000;
+}
+}  // namespace detail
+
 class TableClient {
  public:
   // The table of the daemon at `socket` connected on `fd` (its owner must be the daemon's uid);
@@ -29,6 +38,11 @@ class TableClient {
   // Fills `out` and returns true on a hit; false: ask the daemon (`out` is then untouched). Inline:
   // it is the whole of a table hit.
   [[gnu::always_inline]] bool resolve(const ibat_target& target, const ibat_resolve_opts* opts, ibat_path& out);
+  // The same for targets[0..n) (ibat_resolve_table): hit[i] 1 and out[i] filled for a hit, hit[i]
+  // 0 and out[i] untouched otherwise; one table generation and one clock read for the batch.
+  // Returns the hits.
+  std::size_t resolve_batch(const ibat_target* targets, std::size_t n, const ibat_resolve_opts* opts, ibat_path* out,
+                            unsigned char* hit);
 
   // Hits wait for a report; due: enough of them that it should go now.
   bool has_report() const { return hits_ != 0; }
@@ -51,6 +65,16 @@ class TableClient {
   }
   // A hit in a slot not yet in slots_ (or of a new generation).
   [[gnu::noinline]] void first_hit(const shm::TableHit& hit);
+  // Flags the table can answer for: SGID, P_Key, CACHE_ONLY (not FORCE_SA, no unknown bits).
+  static bool answerable(std::uint32_t flags) {
+    return (flags & ~std::uint32_t{IBAT_RESOLVE_SGID | IBAT_RESOLVE_PKEY | IBAT_RESOLVE_CACHE_ONLY}) == 0;
+  }
+  // The table generation now, with defaults_ brought up to it.
+  std::uint64_t current_generation();
+  // One target against `generation`; `now_ms()` is called only on a hit.
+  template <typename NowMs>
+  [[gnu::always_inline]] bool hit_one(const ibat_target& target, const ibat_resolve_opts* opts, std::uint32_t flags,
+                                      std::uint64_t generation, ibat_path& out, NowMs now_ms);
 
   shm::MappedTable table_;
   shm::KeyDefaults defaults_;           // of the generation resolve() last saw
@@ -62,12 +86,6 @@ class TableClient {
 
 namespace detail {
 
-// The coarse clock (a tick's resolution, a few ms; a quarter of the cost) is enough for a ms age.
-inline std::uint64_t monotonic_coarse_ms() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1'000'000;
-}
 
 // A slot's PathFields are ibat_path's dlid .. flow_label as they are, and its record the wire bytes.
 static_assert(offsetof(ibat_path, slid) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, slid));
@@ -84,21 +102,47 @@ static_assert(sizeof(ibat_path::record) == shm::kRecordBytes);
 
 }  // namespace detail
 
+inline std::uint64_t TableClient::current_generation() {
+  const std::uint64_t generation = table_.reader.generation();
+  if (generation != defaults_.generation) [[unlikely]] defaults_ = table_.reader.defaults();
+  return generation;
+}
+
 inline bool TableClient::resolve(const ibat_target& target, const ibat_resolve_opts* opts, ibat_path& out) {
-  constexpr std::uint32_t table_flags = IBAT_RESOLVE_SGID | IBAT_RESOLVE_PKEY | IBAT_RESOLVE_CACHE_ONLY;
-  if (target.type != IBAT_TARGET_GID) return false;
   const std::uint32_t flags = opts ? opts->flags : 0;
-  if ((flags & ~table_flags) != 0) return false;  // FORCE_SA or unknown bits
-  const auto& reader = table_.reader;
-  const std::uint64_t generation = reader.generation();
-  if (generation != defaults_.generation) [[unlikely]] defaults_ = reader.defaults();
+  if (!answerable(flags)) return false;
+  return hit_one(target, opts, flags, current_generation(), out, [] { return detail::monotonic_coarse_ms(); });
+}
+
+inline std::size_t TableClient::resolve_batch(const ibat_target* targets, std::size_t n, const ibat_resolve_opts* opts,
+                                              ibat_path* out, unsigned char* hit) {
+  const std::uint32_t flags = opts ? opts->flags : 0;
+  if (!answerable(flags)) {
+    std::memset(hit, 0, n);
+    return 0;
+  }
+  const std::uint64_t generation = current_generation();
+  const std::uint64_t now = detail::monotonic_coarse_ms();
+  auto now_ms = [now] { return now; };
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    hit[i] = hit_one(targets[i], opts, flags, generation, out[i], now_ms) ? 1 : 0;
+    hits += hit[i];
+  }
+  return hits;
+}
+
+template <typename NowMs>
+inline bool TableClient::hit_one(const ibat_target& target, const ibat_resolve_opts* opts, std::uint32_t flags,
+                                 std::uint64_t generation, ibat_path& out, NowMs now_ms) {
+  if (target.type != IBAT_TARGET_GID) return false;
   const shm::TableKey key =
       shm::PathTableReader::key_for(defaults_, target.u.gid.raw, (flags & IBAT_RESOLVE_SGID) ? opts->sgid.raw : nullptr,
                                     (flags & IBAT_RESOLVE_PKEY) ? &opts->pkey : nullptr);
   shm::TableHit hit;
-  if (!reader.lookup(key, generation, hit)) [[unlikely]] return false;
+  if (!table_.reader.lookup(key, generation, hit)) [[unlikely]] return false;
   record(hit);
-  const std::uint64_t now = detail::monotonic_coarse_ms();
+  const std::uint64_t now = now_ms();
   const std::uint64_t age = now > hit.produced_ms ? now - hit.produced_ms : 0;
   std::memcpy(out.dgid.raw, key.dgid, 16);  // the record's GIDs are the key's (the lookup compared them)
   std::memcpy(out.sgid.raw, key.sgid, 16);

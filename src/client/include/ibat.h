@@ -119,6 +119,15 @@ void ibat_close(ibat_t* h);
 /* Resolves and waits. Replies to other pending requests that arrive meanwhile are dispatched. */
 int ibat_resolve_sync(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ibat_path* out);
 
+/* Answers from the shared path table, without the socket, the GID resolves among targets[0..n)
+ * that hit a valid path there: out[i] is filled and hit[i] set to 1 for those, hit[i] set to 0
+ * (out[i] untouched) for the rest, which the caller resolves with ibat_resolve_sync/_async. One
+ * clock read serves the whole batch (every age_ms is as of the call). Returns the number of hits;
+ * 0 for all when the handle has no table (IBAT_SHARED_TABLE=0, none published, or not trusted),
+ * and 0 with nothing written when targets, out or hit is NULL. */
+size_t ibat_resolve_table(ibat_t* h, const ibat_target* targets, size_t n, const ibat_resolve_opts* opts,
+                          ibat_path* out, unsigned char* hit);
+
 /* Completion of an asynchronous resolve: `path` is non-NULL only when status == IBAT_OK and is
  * valid during the call. Called exactly once per accepted request, from ibat_process,
  * ibat_resolve_sync, the other blocking calls, ibat_close, or ibat_resolve_async itself (when

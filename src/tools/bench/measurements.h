@@ -18,6 +18,8 @@ struct RunResult {
   double seconds = 0;
   std::vector<double> latencies_us;  // per request, when the run records them
   double per_second() const { return seconds > 0 ? static_cast<double>(ok) / seconds : 0; }
+  // Adds another run of the same kind (counts, errors, time, latencies).
+  void add(const RunResult& other);
 };
 
 // Keeps `depth` resolves with `flags` in flight for `seconds` on one connection and records each
@@ -31,8 +33,11 @@ RunResult run_pipelined(ibat_t* h, const std::vector<ibat_target>& targets, unsi
 RunResult run_sequential(ibat_t* h, const std::vector<ibat_target>& targets, unsigned samples);
 
 // Synchronous resolves of targets round robin for `seconds` on a handle that maps the daemon's
-// shared table (hits never reach the socket), untimed; then `samples` more, each timed.
-RunResult run_table(ibat_t* h, const std::vector<ibat_target>& targets, double seconds, unsigned samples);
+// shared table (hits never reach the socket), untimed (run_sequential times them one by one).
+RunResult run_table(ibat_t* h, const std::vector<ibat_target>& targets, double seconds);
+
+// The same keys through ibat_resolve_table: all the targets in one call, for `seconds`.
+RunResult run_table_batch(ibat_t* h, const std::vector<ibat_target>& targets, double seconds);
 
 // The baseline of run_table: the same keys looked up in a std::unordered_map of ibat_path filled
 // from `paths` (one per target), copying the path out, for `seconds`.

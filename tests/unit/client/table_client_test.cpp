@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "client/convert.h"
@@ -70,6 +71,17 @@ struct SharedTable : ::testing::Test {
     if (h) ibat_close(h);
   }
   void open() { ASSERT_EQ(ibat_open(server.path().c_str(), &h), IBAT_OK); }
+  // Closes the handle, which sends the hits counted so far, and returns that report.
+  protocol::TableHits report_on_close() {
+    ibat_close(h);
+    h = nullptr;
+    auto frames = server.wait_for_requests(1);
+    EXPECT_EQ(frames.size(), 1u);
+    if (frames.empty()) return {};
+    auto report = protocol::decode_table_hits(frames[0].payload);
+    EXPECT_TRUE(report) << report.error();
+    return report ? report.value() : protocol::TableHits{};
+  }
   static std::uint64_t monotonic_ms_now() {
     return static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -109,18 +121,13 @@ TEST_F(SharedTable, HitsAreReportedInBatchesWithTheirDistinctSlots) {
   ibat_target five = gid_target(path_to(5).dgid), seven = gid_target(path_to(7).dgid);
   ibat_path got{};
   for (int i = 0; i < 5; ++i) ASSERT_EQ(ibat_resolve_sync(h, i % 2 ? &seven : &five, nullptr, &got), IBAT_OK);
-  ibat_close(h);  // sends what is counted
-  h = nullptr;
-  auto frames = server.wait_for_requests(1);
-  ASSERT_EQ(frames.size(), 1u);
-  auto report = protocol::decode_table_hits(frames[0].payload);
-  ASSERT_TRUE(report) << report.error();
-  EXPECT_EQ(report.value().hits, 5u);
-  EXPECT_EQ(report.value().generation, table->writer().generation());
-  ASSERT_EQ(report.value().slots.size(), 2u);
-  EXPECT_EQ(table->writer().key_at(report.value().slots[0], report.value().generation),
+  const protocol::TableHits report = report_on_close();
+  EXPECT_EQ(report.hits, 5u);
+  EXPECT_EQ(report.generation, table->writer().generation());
+  ASSERT_EQ(report.slots.size(), 2u);
+  EXPECT_EQ(table->writer().key_at(report.slots[0], report.generation),
             shm::TableKey::of(kLocal, path_to(5).dgid, core::Pkey{0xFFFF}));
-  EXPECT_EQ(table->writer().key_at(report.value().slots[1], report.value().generation),
+  EXPECT_EQ(table->writer().key_at(report.slots[1], report.generation),
             shm::TableKey::of(kLocal, path_to(7).dgid, core::Pkey{0xFFFF}));
 }
 
@@ -239,6 +246,62 @@ TEST_F(SharedTable, AMissLeavesThePathUntouched) {
   ASSERT_EQ(ibat_resolve_sync(h, &miss, nullptr, &got), IBAT_ENORECORD);
   const auto* bytes = reinterpret_cast<const unsigned char*>(&got);
   EXPECT_TRUE(std::all_of(bytes, bytes + sizeof got, [](unsigned char b) { return b == 0xAB; }));
+}
+
+// ibat_resolve_table: the hits of a batch are what ibat_resolve_sync answers one by one; the rest
+// (a miss, a non-GID target) are flagged and left untouched, and nothing reaches the socket.
+TEST_F(SharedTable, ABatchAnswersItsHitsAsSingleResolvesDoAndFlagsTheRest) {
+  ASSERT_TRUE(table->writer().publish(shm::TableKey::of(kLocal, path_to(7).dgid, core::Pkey{0xFFFF}), path_to(7),
+                                      monotonic_ms_now() - 2000));
+  open();
+  ibat_target lid{};
+  lid.type = IBAT_TARGET_LID;
+  lid.u.lid = 5;
+  const ibat_target targets[] = {gid_target(path_to(5).dgid), gid_target(path_to(6).dgid), lid,
+                                 gid_target(path_to(7).dgid)};
+  ibat_path got[4];
+  std::memset(got, 0xAB, sizeof got);
+  unsigned char hit[4] = {9, 9, 9, 9};
+  EXPECT_EQ(ibat_resolve_table(h, targets, 4, nullptr, got, hit), 2u);
+  EXPECT_EQ(hit[0], 1);
+  EXPECT_EQ(hit[1], 0);
+  EXPECT_EQ(hit[2], 0);
+  EXPECT_EQ(hit[3], 1);
+  for (int i : {1, 2}) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&got[i]);
+    EXPECT_TRUE(std::all_of(bytes, bytes + sizeof got[i], [](unsigned char b) { return b == 0xAB; })) << i;
+  }
+  for (int i : {0, 3}) {
+    ibat_path single{};
+    ASSERT_EQ(ibat_resolve_sync(h, &targets[i], nullptr, &single), IBAT_OK);
+    EXPECT_GE(got[i].age_ms, 1900u) << i;  // one clock read for the batch, as of the call
+    single.age_ms = got[i].age_ms;          // the coarse clock may have ticked between the calls
+    EXPECT_EQ(std::memcmp(&got[i], &single, sizeof single), 0) << i;
+  }
+  EXPECT_EQ(report_on_close().hits, 4u);  // the batch's 2 hits and the 2 single ones
+}
+
+TEST_F(SharedTable, ABatchWithoutATableOrWithForceSaHitsNothing) {
+  ::setenv("IBAT_SHARED_TABLE", "0", 1);
+  open();
+  ::unsetenv("IBAT_SHARED_TABLE");
+  const ibat_target t = gid_target(path_to(5).dgid);
+  ibat_path got{};
+  unsigned char hit = 9;
+  EXPECT_EQ(ibat_resolve_table(h, &t, 1, nullptr, &got, &hit), 0u);
+  EXPECT_EQ(hit, 0);
+  ibat_close(h);
+  h = nullptr;
+  open();
+  ibat_resolve_opts opts{};
+  opts.flags = IBAT_RESOLVE_FORCE_SA;
+  hit = 9;
+  EXPECT_EQ(ibat_resolve_table(h, &t, 1, &opts, &got, &hit), 0u);
+  EXPECT_EQ(hit, 0);
+  EXPECT_EQ(ibat_resolve_table(h, &t, 1, nullptr, &got, &hit), 1u);  // the same handle, without FORCE_SA
+  EXPECT_EQ(hit, 1);
+  EXPECT_EQ(ibat_resolve_table(nullptr, &t, 1, nullptr, &got, &hit), 0u);
+  EXPECT_EQ(hit, 0);
 }
 
 }  // namespace
