@@ -56,9 +56,9 @@ Simulator::Simulator(const Scenario& scenario)
     : sc_(scenario),
       series_(scenario.bucket_ns),
       sa_(scenario.sa, series_),
-      monitor_(daemon_monitor(scenario), scenario.nodes, sa_retry_policy(scenario), scenario.seed, queue_, sa_),
-      rng_(scenario.seed),
       sa_retry_(sa_retry_policy(scenario)),
+      monitor_(daemon_monitor(scenario), scenario.nodes, sa_retry_, scenario.seed, queue_, sa_),
+      rng_(scenario.seed),
       mad_rng_(scenario.seed ^ 0x6d61642d74696d65ULL) {
   if (sc_.nodes < 2 || sc_.nodes > 20'000) throw std::invalid_argument("nodes must be in [2, 20000]");
   if (sc_.ranks < 1) throw std::invalid_argument("ranks must be >= 1");

@@ -111,12 +111,12 @@ class Simulator {
   TimeSeries series_;
   SaModel sa_;
   EventQueue queue_;
+  fabric::RetryPolicy sa_retry_;  // the SaClient's (FabricOptions mad_timeout, mad_retries)
   Monitor monitor_;
   std::vector<Node> nodes_;
   std::vector<Rank> ranks_;
   std::mt19937_64 rng_;
-  fabric::RetryPolicy sa_retry_;  // the SaClient's (FabricOptions mad_timeout, mad_retries)
-  std::mt19937_64 mad_rng_;       // its timers' jitter: the workload's draws do not move
+  std::mt19937_64 mad_rng_;  // the SaClient's timers' jitter: the workload's draws do not move
   LatencyHistogram latency_;
   std::uint32_t lid_epoch_ = 0;
   std::uint32_t working_set_ = 0;

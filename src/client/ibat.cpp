@@ -67,9 +67,13 @@ void report_table_hits(ibat_t* h) {
 
 // A resolve answered from the shared table; the hits are reported once a batch is due. Inlined
 // into its callers: a table hit is then one call from the application (docs/performance.md).
+// The handle answers from a shared table: it maps one and its connection to the daemon (which
+// hears of the hits) is up.
+bool has_table(const ibat_t* h) { return h && h->table && h->session->connected(); }
+
 [[gnu::always_inline]] inline bool table_hit(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts,
                                              ibat_path& out) {
-  if (!h || !target || !h->table || !h->session->connected() || !h->table->resolve(*target, opts, out)) return false;
+  if (!target || !has_table(h) || !h->table->resolve(*target, opts, out)) return false;
   if (h->table->report_due()) report_table_hits(h);
   return true;
 }
@@ -196,7 +200,7 @@ size_t ibat_resolve_table(ibat_t* h, const ibat_target* targets, size_t n, const
   if (!targets || !out || !hit) return 0;
   std::size_t hits = 0;
   guarded([&] {
-    if (!h || !h->table || !h->session->connected()) {
+    if (!has_table(h)) {
       std::memset(hit, 0, n);
       return static_cast<int>(IBAT_OK);
     }

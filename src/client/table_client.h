@@ -84,9 +84,6 @@ class TableClient {
   std::vector<std::uint64_t> seen_;     // bitmap of slots_
 };
 
-namespace detail {
-
-
 // A slot's PathFields are ibat_path's dlid .. flow_label as they are, and its record the wire bytes.
 static_assert(offsetof(ibat_path, slid) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, slid));
 static_assert(offsetof(ibat_path, pkey) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, pkey));
@@ -99,8 +96,6 @@ static_assert(offsetof(ibat_path, tclass) - offsetof(ibat_path, dlid) == offseto
 static_assert(offsetof(ibat_path, flow_label) - offsetof(ibat_path, dlid) == offsetof(shm::PathFields, flow_label));
 static_assert(offsetof(ibat_path, state) - offsetof(ibat_path, dlid) == sizeof(shm::PathFields));
 static_assert(sizeof(ibat_path::record) == shm::kRecordBytes);
-
-}  // namespace detail
 
 inline std::uint64_t TableClient::current_generation() {
   const std::uint64_t generation = table_.reader.generation();

@@ -48,7 +48,7 @@ inline constexpr int kRecordSgidWord = 3;  // bytes 24-39
 inline constexpr std::size_t kRecordDlidOffset = 40;  // big-endian u16
 inline constexpr std::size_t kRecordPkeyOffset = 50;  // big-endian u16
 
-// The fields of libibat's ibat_path from dlid to flow_label, in its layout (client/table_client.cpp
+// The fields of libibat's ibat_path from dlid to flow_label, in its layout (client/table_client.h
 // checks that at compile time), so that a hit copies them as they are.
 struct PathFields {
   std::uint16_t dlid, slid, pkey;

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/resolver.h"
-#include "server/daemon/batch_clock.h"
 #include "protocol/messages.h"
+#include "server/daemon/batch_clock.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/peer_credentials.h"
 #include "server/daemon/resolver_gate.h"
