@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -146,7 +147,16 @@ int Session::read_available() {
 int Session::wait(const std::function<bool()>& done, int timeout_ms) {
   if (reading_) return IBAT_EARG;
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+  // A cached answer comes back within microseconds: read for it before sleeping in poll(), whose
+  // wake-up on an idle CPU would cost more than the answer, unless the host has more runnable
+  // tasks than CPUs (core::SpinPolicy; docs/performance.md).
+  kernel::feed(spin_, start, sampler_);
+  Clock::duration spin = spin_.may_spin() ? kSpinBeforeSleep : Clock::duration::zero();
+  if (timeout_ms >= 0) spin = std::min<Clock::duration>(spin, std::chrono::milliseconds(timeout_ms));
+  while (!done() && !broken_ && Clock::now() - start < spin)
+    if (process() != IBAT_OK && !done()) return IBAT_EDISCONNECTED;
   while (!done()) {
     if (broken_) return IBAT_EDISCONNECTED;
     int wait_ms = -1;
@@ -156,6 +166,7 @@ int Session::wait(const std::function<bool()>& done, int timeout_ms) {
       wait_ms = static_cast<int>(left);
     }
     pollfd pfd{fd_, POLLIN, 0};
+    ++sleeps_;
     int r = ::poll(&pfd, 1, wait_ms);
     if (r < 0 && errno != EINTR) {
       disconnect(std::string("poll failed: ") + std::strerror(errno));

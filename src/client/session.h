@@ -5,6 +5,7 @@
 // "Batching").
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,6 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/spin_policy.h"
+#include "kernel/run_queue.h"
 #include "protocol/frame_splitter.h"
 
 namespace ibat::client {
@@ -27,6 +30,9 @@ class Session {
   static constexpr std::size_t kMaxPending = 1024;
   // A daemon that does not read our requests for this long is treated as gone.
   static constexpr int kStallMs = 10000;
+  // How long wait() reads without blocking before it sleeps in poll(): a cached answer takes
+  // about 10 us, and waking from poll() on an idle CPU took longer (docs/performance.md).
+  static constexpr std::chrono::microseconds kSpinBeforeSleep{50};
   // Requests sent from reply handlers are written once this many are held, or when process() ends.
   static constexpr std::size_t kBatchFrames = 64;
 
@@ -43,6 +49,10 @@ class Session {
   const std::string& last_message() const { return last_message_; }
   // send(2) calls that wrote something: what batching saves (tests, benchmarks).
   std::uint64_t writes() const { return writes_; }
+  // Times wait() slept in poll() (tests).
+  std::uint64_t sleeps() const { return sleeps_; }
+  // Where wait() samples the host's run queue (tests stand in for /proc/loadavg).
+  void set_run_queue_sampler(kernel::RunQueueSampler sampler) { sampler_ = sampler; }
 
   // Allocates an id, registers `handler` (an empty handler: the reply is not tracked, as for
   // CANCEL), lets `encode` append the request frame and sends it: at once, or, from inside a reply
@@ -94,6 +104,9 @@ class Session {
   std::size_t held_ = 0;  // frames in out_ not yet handed to flush()
   bool flushing_ = false;
   std::uint64_t writes_ = 0;
+  std::uint64_t sleeps_ = 0;
+  core::SpinPolicy spin_;  // whether wait() may read before it sleeps
+  kernel::RunQueueSampler sampler_ = kernel::sample_run_queue;
 };
 
 }  // namespace ibat::client

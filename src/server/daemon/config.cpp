@@ -161,6 +161,7 @@ const std::vector<KeySpec>& key_specs() {
               [](DaemonConfig& c) -> FieldPtr { return &c.server.max_queued_bytes_per_connection; }, 1 << 17,
               1 << 30),
       bool_key("server", "shared_table", [](DaemonConfig& c) -> FieldPtr { return &c.server.shared_table; }, false),
+      int_key("server", "busy_poll_us", [](DaemonConfig& c) -> FieldPtr { return &c.server.busy_poll_us; }, 0, 1000),
       // [snapshot]
       string_key("snapshot", "cache_file", [](DaemonConfig& c) -> FieldPtr { return &c.snapshot.cache_file; },
                  StringRule::optional_file_path, true),

@@ -26,6 +26,8 @@ struct ServerOptions {
   std::uint32_t max_outstanding_per_connection = 1024;
   std::uint32_t max_queued_bytes_per_connection = 4u << 20;  // unsent replies; beyond: disconnect
   bool shared_table = true;  // publish valid paths in <socket>.table for libibat (docs/shared-table.md)
+  // After answering a client that asks again at once, poll this long before sleeping (BusyPoll); 0: off.
+  std::uint32_t busy_poll_us = 50;
 };
 
 struct SnapshotOptions {

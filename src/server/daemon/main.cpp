@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fabric/fabric_port.h"
+#include "server/daemon/busy_poll.h"
 #include "server/daemon/config.h"
 #include "server/daemon/logging.h"
 #include "server/daemon/service.h"
@@ -92,7 +93,7 @@ int run(const Flags& flags, const server::DaemonConfig& config) {
     });
   });
   spdlog::info("ibatd {} running", IBAT_VERSION);
-  loop.run();
+  server::run_loop(loop);
   spdlog::info("ibatd stopped");
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/daemon/acm_server.h"
+#include "server/daemon/busy_poll.h"
 #include "server/daemon/log_limiter.h"
 #include "server/daemon/logging.h"
 #include "server/daemon/snapshot.h"
@@ -37,6 +38,12 @@ nlohmann::json kernel_neighbours_json(const kernel::NeighbourMonitorStats& s) {
           {"removals", s.table.removals}, {"ignored_non_ipoib", s.table.ignored_non_ipoib},
           {"dumps", s.table.dumps},      {"overruns", s.overruns},
           {"malformed", s.malformed}};
+}
+
+nlohmann::json busy_poll_json(const BusyPoll& busy) {
+  const BusyPoll::Counters& c = busy.counters();
+  return {{"window_us", busy.window().count()}, {"spells", c.spells}, {"caught", c.caught},
+          {"crowded_stops", busy.crowded_stops()}, {"polled_s", static_cast<double>(c.polled_us) / 1e6}};
 }
 
 }  // namespace
@@ -96,6 +103,7 @@ void Service::start() {
                    cache_file);
     }
   }
+  asio::use_service<BusyPoll>(loop_).set_window(std::chrono::microseconds(config_.server.busy_poll_us));
   native_.listen(config_.server.socket, config_.server.socket_mode, native_limits());
   spdlog::info("listening on {} (native protocol)", config_.server.socket);
   if (config_.server.shared_table) open_table();
@@ -255,6 +263,8 @@ void Service::reload(const DaemonConfig& next) {
   config_.server.max_connections = next.server.max_connections;
   config_.server.max_outstanding_per_connection = next.server.max_outstanding_per_connection;
   config_.server.max_queued_bytes_per_connection = next.server.max_queued_bytes_per_connection;
+  config_.server.busy_poll_us = next.server.busy_poll_us;
+  asio::use_service<BusyPoll>(loop_).set_window(std::chrono::microseconds(config_.server.busy_poll_us));
   gate_.set_policy(config_.policy);  // the new policy may move deadlines earlier
   table_.set_defaults(last_port_ ? last_port_->gid : core::Gid{}, config_.policy.default_pkey);
   refresh_table();  // the TTL or the default P_Key may have changed
@@ -350,6 +360,7 @@ std::string Service::stats_json() const {
   out["local_sa"] = local_sa_json(local_sa_ ? local_sa_->stats() : kernel::LocalSaStats{});
   out["kernel_neighbours"] = kernel_neighbours_json(kernel_neighbours_ ? kernel_neighbours_->stats()
                                                                        : kernel::NeighbourMonitorStats{});
+  out["busy_poll"] = busy_poll_json(asio::use_service<BusyPoll>(loop_));
   return out.dump();
 }
 

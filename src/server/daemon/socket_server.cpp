@@ -62,6 +62,9 @@ void Connection::on_read(asio::error_code ec, std::size_t n) {
   }
   if (closing()) return;
   ++server_.counters_.reads;
+  if (server_.busy_poll_.enabled())
+    asks_again_at_once_ = last_reply_ != BusyPoll::Clock::time_point{} &&
+                          server_.busy_poll_.asks_again_at_once(BusyPoll::Clock::now() - last_reply_);
   on_bytes(std::span<const std::uint8_t>(in_.data(), n));
   if (closed_) return;
   flush();
@@ -122,6 +125,10 @@ void Connection::flush() {
   }
   writing_active_ = true;
   ++server_.counters_.writes;
+  if (server_.busy_poll_.enabled()) {
+    last_reply_ = BusyPoll::Clock::now();
+    if (asks_again_at_once_) server_.busy_poll_.arm(last_reply_);
+  }
   asio::async_write(socket_, asio::buffer(writing_),
                     [self = shared_from_this()](asio::error_code ec, std::size_t) { self->on_written(ec); });
 }
@@ -140,6 +147,7 @@ void Connection::on_written(asio::error_code ec) {
 
 SocketServer::SocketServer(asio::io_context& loop, std::string name, SocketCounters& counters, Factory make)
     : loop_(loop),
+      busy_poll_(asio::use_service<BusyPoll>(loop)),
       name_(std::move(name)),
       counters_(counters),
       make_(std::move(make)),

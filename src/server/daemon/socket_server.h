@@ -20,6 +20,7 @@
 #include <asio/local/stream_protocol.hpp>
 #include <asio/steady_timer.hpp>
 
+#include "server/daemon/busy_poll.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/peer_credentials.h"
 
@@ -91,6 +92,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<std::uint8_t> writing_;          // the buffer of the write in flight
   std::vector<std::uint8_t> spare_;            // an empty buffer that kept its capacity, for out_
   std::size_t queued_bytes_ = 0;               // in out_ and writing_
+  BusyPoll::Clock::time_point last_reply_{};   // when the last write started (BusyPoll only)
+  bool asks_again_at_once_ = false;            // its last request came within the BusyPoll window
   bool writing_active_ = false;
   bool draining_ = false;  // no more requests; close once everything is written
   bool cut_off_ = false;   // over the reply-queue cap: closing
@@ -130,6 +133,7 @@ class SocketServer {
   void forget(Connection* connection);
 
   asio::io_context& loop_;
+  BusyPoll& busy_poll_;
   std::string name_;
   SocketCounters& counters_;
   Factory make_;

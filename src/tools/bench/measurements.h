@@ -48,5 +48,7 @@ double quantile(std::vector<double>& samples, double q);
 
 // A counter from the daemon's STATS listing, 0 if absent.
 std::uint64_t daemon_counter(ibat_t* h, const char* name);
+// Seconds ibatd's loop has spent polling instead of sleeping (stats busy_poll.polled_s; 0 when absent).
+double daemon_polled_seconds(ibat_t* h);
 
 }  // namespace ibat::bench

@@ -1,6 +1,7 @@
 // Batching in libibat's Session (docs/protocol.md, "Batching"): requests sent from reply handlers
 // leave in one write when the reading call returns (or every kBatchFrames), none is left behind,
-// and a request sent outside a handler is written at once.
+// and a request sent outside a handler is written at once. And the wait of a synchronous call:
+// it reads for a while before it sleeps in poll().
 #include "client/session.h"
 
 #include <gtest/gtest.h>
@@ -89,6 +90,53 @@ TEST(Session, HandlersSendingManyRequestsWriteEveryBatchFrames) {
   ASSERT_EQ(s->wait([&] { return first_done; }, 10000), IBAT_OK);
   EXPECT_EQ(s->writes(), 3u);  // the first; kBatchFrames followers; the last one when the wait's read ended
   EXPECT_EQ(server.wait_for_requests(1 + kFollowers).size(), 1 + kFollowers);
+}
+
+// Stand-ins for the host's run queue (two CPUs).
+std::optional<kernel::RunQueueSample> idle() { return kernel::RunQueueSample{2, 2}; }
+std::optional<kernel::RunQueueSample> crowded() { return kernel::RunQueueSample{5, 2}; }
+
+TEST(Session, AnAnswerThatIsAlreadyThereIsTakenWithoutSleepingInPoll) {
+  FakeServer server(answer);
+  auto s = Session::connect(server.path());
+  ASSERT_TRUE(s);
+  s->set_run_queue_sampler(idle);
+  bool done = false;
+  resolve(*s, 1, [&] { done = true; });
+  pollfd pfd{s->fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&pfd, 1, 10000), 1);  // the reply is in the socket
+  ASSERT_EQ(s->wait([&] { return done; }, 10000), IBAT_OK);
+  EXPECT_EQ(s->sleeps(), 0u);  // read while spinning, before any poll()
+}
+
+TEST(Session, AWaitLongerThanTheSpinSleepsInPollAndKeepsItsTimeout) {
+  FakeServer server;  // never answers
+  auto s = Session::connect(server.path());
+  ASSERT_TRUE(s);
+  bool done = false;
+  resolve(*s, 1, [&] { done = true; });
+  EXPECT_EQ(s->wait([&] { return done; }, 20), IBAT_ETIMEOUT);
+  EXPECT_GE(s->sleeps(), 1u);
+  EXPECT_EQ(s->wait([&] { return done; }, 0), IBAT_ETIMEOUT);  // no time given: no spin, no sleep
+}
+
+TEST(Session, OnACrowdedHostTheWaitSleepsAtOnce) {
+  FakeServer server(answer);
+  auto s = Session::connect(server.path());
+  ASSERT_TRUE(s);
+  s->set_run_queue_sampler(crowded);
+  // Two samples, kSampleEvery apart, see the host crowded: the first wait takes one and lasts long
+  // enough (its timeout) for the second wait to take another.
+  const int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           core::SpinPolicy::kSampleEvery).count()) + 1;
+  EXPECT_EQ(s->wait([] { return false; }, wait_ms), IBAT_ETIMEOUT);
+  const std::uint64_t sleeps = s->sleeps();
+  bool done = false;
+  resolve(*s, 1, [&] { done = true; });
+  pollfd pfd{s->fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&pfd, 1, 10000), 1);  // the reply is in the socket
+  ASSERT_EQ(s->wait([&] { return done; }, 10000), IBAT_OK);
+  EXPECT_EQ(s->sleeps(), sleeps + 1);  // straight to poll(), no reads before it
 }
 
 }  // namespace

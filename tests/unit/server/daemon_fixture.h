@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "server/daemon/busy_poll.h"
 #include "server/daemon/service.h"
 #include "server_test_support.h"
 #include "test_client.h"
@@ -58,7 +59,7 @@ class DaemonTest : public ::testing::Test {
   void run_loop() {
     loop_.restart();
     work_.emplace(loop_.get_executor());
-    thread_ = std::thread([this] { loop_.run(); });
+    thread_ = std::thread([this] { server::run_loop(loop_); });  // ibatd's loop, BusyPoll and all
   }
   void stop() {
     if (!thread_.joinable()) return;
