@@ -22,12 +22,14 @@ std::optional<unsigned> parse_loadavg_runnable(std::string_view text) {
 }
 
 std::optional<RunQueueSample> sample_run_queue() {
-  static const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
   static const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
-  if (fd < 0 || cpus <= 0) return std::nullopt;
+  // Opened for each sample (at most every 10 ms): libibat keeps no descriptor in its host process.
+  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
   char buf[128];
-  ssize_t n = ::pread(fd, buf, sizeof buf, 0);
-  if (n <= 0) return std::nullopt;
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0 || cpus <= 0) return std::nullopt;
   std::optional<unsigned> runnable = parse_loadavg_runnable(std::string_view(buf, static_cast<std::size_t>(n)));
   if (!runnable) return std::nullopt;
   return RunQueueSample{*runnable, static_cast<unsigned>(cpus)};

@@ -1,6 +1,6 @@
 // The host's run queue as core::SpinPolicy samples it: tasks running or ready to run (the fourth
-// field of /proc/loadavg, "running/total", the caller included) and the CPUs online. One
-// descriptor per process, opened at the first call; a read costs about a microsecond.
+// field of /proc/loadavg, "running/total", the caller included) and the CPUs online. A sample
+// opens, reads and closes /proc/loadavg (a few microseconds).
 #pragma once
 
 #include <optional>

@@ -9,10 +9,9 @@ void BusyPoll::arm(Clock::time_point now) {
   if (spin_.may_spin()) until_ = now + window_;
 }
 
-void BusyPoll::count_spell(Clock::duration spent, bool caught) {
-  ++counters_.spells;
+void BusyPoll::end_spell(Clock::duration idle, bool caught) {
   if (caught) ++counters_.caught;
-  polled_ += spent;
+  polled_ += idle;
   counters_.polled_us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(polled_).count());
 }
 
@@ -24,15 +23,20 @@ void run_loop(asio::io_context& loop) {
       loop.run_one();  // sleeps in epoll_wait until a handler is ready
       continue;
     }
-    // Poll: run what is ready without sleeping, until work comes or the window closes.
-    const Clock::time_point start = Clock::now();
-    Clock::time_point now = start;
+    // Poll: run what is ready without sleeping, until work comes or the window closes. One poll()
+    // runs handlers for as long as they keep coming; only the time of empty polls is counted.
+    busy.begin_spell();
+    Clock::time_point now = Clock::now();
+    Clock::duration idle{};
     std::size_t ran = 0;
-    while (ran == 0 && !loop.stopped() && busy.polling(now)) {
+    while (!loop.stopped() && busy.polling(now)) {
+      const Clock::time_point before = now;
       ran = loop.poll();
       now = Clock::now();
+      if (ran > 0) break;
+      idle += now - before;
     }
-    busy.count_spell(now - start, ran > 0);
+    busy.end_spell(idle, ran > 0);
   }
 }
 

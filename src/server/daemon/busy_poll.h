@@ -43,13 +43,14 @@ class BusyPoll final : public asio::execution_context::service {
   // Whether the loop should poll rather than sleep at `now`.
   bool polling(Clock::time_point now) const { return now < until_; }
 
-  // One spell of polling ended, `spent` long; `caught`: work came in during it.
-  void count_spell(Clock::duration spent, bool caught);
+  // A spell of polling begins; it ends having polled `idle` without work, `caught`: work came in.
+  void begin_spell() { ++counters_.spells; }
+  void end_spell(Clock::duration idle, bool caught);
 
   struct Counters {
     std::uint64_t spells = 0;    // times the loop polled instead of sleeping
     std::uint64_t caught = 0;    // spells that ended with work arriving (a wake-up saved)
-    std::uint64_t polled_us = 0; // time spent polling: the CPU it cost
+    std::uint64_t polled_us = 0; // time spent polling with nothing to do: the CPU it cost
   };
   const Counters& counters() const { return counters_; }
   // Times polling stopped because the host was crowded (SpinPolicy).
