@@ -2,12 +2,14 @@
 # One resolve at a time (ibat-bench p50_us/p99_us) with ibatd's busy_poll_us at 0 and at its
 # default 50, on an idle host and under CPU hogs (docs/performance.md, "One resolve at a time").
 # Starts a fattree-32 lab fabric and ibatd on h0001 (as scripts/bench.sh does), always tears down.
-# Prints one line per case; LOADS and SAMPLES may be set. Needs the release build (BIN_DIR).
+# Prints one line per run; LOADS, SAMPLES and REPS (runs per case) may be set. Needs the release
+# build (BIN_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN_DIR=${BIN_DIR:-build/bin}
 LOADS=${LOADS:-"idle hog hog2 nice19x2"}
 SAMPLES=${SAMPLES:-20000}
+REPS=${REPS:-3}
 name=latency-$$ work="" daemon="" hogs=()
 stop_hogs() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null || true; done; hogs=(); }
 stop_daemon() {
@@ -56,10 +58,12 @@ for busy in 0 50; do
   start_daemon "$busy"
   for load in $LOADS; do
     start_hogs "$load"
-    "$BIN_DIR/ibat-bench" --json --socket "$work/ibatd.sock" --dgids "$dgids" --cached-seconds 0.3 \
-        --uncached-seconds 0.2 --latency-samples "$SAMPLES" |
-      python3 -c 'import json,sys; r=json.load(sys.stdin); s=r["single"]
+    for ((rep = 0; rep < REPS; rep++)); do
+      "$BIN_DIR/ibat-bench" --json --socket "$work/ibatd.sock" --dgids "$dgids" --cached-seconds 0.3 \
+          --uncached-seconds 0.2 --latency-samples "$SAMPLES" |
+        python3 -c 'import json,sys; r=json.load(sys.stdin); s=r["single"]
 print(sys.argv[1], sys.argv[2], r["p50_us"], r["p99_us"], s["p999_us"], s["daemon_polled_us_per_resolve"])' "$busy" "$load"
+    done
     stop_hogs
   done
   stop_daemon
