@@ -132,7 +132,8 @@ const std::map<std::string, Metric>& metric_catalog() {
       {"server.acm_protocol_errors", {"ibat_acm_protocol_errors_total", "counter", "ACM connections closed for a broken message."}},
       {"busy_poll.spells", {"ibat_busy_poll_spells_total", "counter", "Times the event loop polled instead of sleeping after a reply to a client that asks again at once."}},
       {"busy_poll.caught", {"ibat_busy_poll_caught_total", "counter", "Polling spells that ended with work arriving (a wake-up saved)."}},
-      {"busy_poll.polled_s", {"ibat_busy_poll_seconds_total", "counter", "Time the event loop spent polling: the CPU busy_poll_us cost."}},
+      {"busy_poll.polled_s", {"ibat_busy_poll_seconds_total", "counter", "Time the event loop spent polling with nothing to do: the CPU busy_poll_us cost."}},
+      {"busy_poll.crowded_stops", {"ibat_busy_poll_crowded_stops_total", "counter", "Times polling stopped because the host had more runnable tasks than CPUs."}},
   };
   return catalog;
 }

@@ -1,4 +1,4 @@
-// BusyPoll's counters and the event loop that polls while a BusyPoll window is open (busy_poll.h).
+// BusyPoll's window and counters, and the event loop that polls while the window is open (busy_poll.h).
 #include "server/daemon/busy_poll.h"
 
 namespace ibat::server {

@@ -149,7 +149,7 @@ void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
                                    R"("uptime_s":7,"sm_changes":1,"version":"9.8.7",)"
                                    R"("fabric":{"mads_sent":9,"sm_changes":1},"server":{"connections":1,)"
                                    R"("connections_total":4,"acm_connections":2,"acm_errors":3},)"
-                                   R"("busy_poll":{"window_us":50,"spells":11,"caught":10,"polled_s":0.25}})");
+                                   R"("busy_poll":{"window_us":50,"spells":11,"caught":10,"polled_s":0.25,"crowded_stops":3}})");
   } else if (op == protocol::Op::paths) {
     protocol::append_paths_reply(out, f.header.id, protocol::PathsPage{0,
                                    R"([{"dgid":"fe80::2:c903:a:7","sgid":"fe80::2:c903:a:1","pkey":"0xffff",)"
@@ -246,6 +246,7 @@ TEST(Cli, StatsPrometheusFollowsTheConventions) {
       << r.out;
   EXPECT_NE(r.out.find("ibat_acm_errors_total 3\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_busy_poll_seconds_total 0.25\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ibat_busy_poll_crowded_stops_total 3\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("ibat_fabric_sm_changes"), std::string::npos) << "a duplicate of ibat_sm_changes_total";
   EXPECT_EQ(r.out.find("ibatd statistic"), std::string::npos) << "every metric has real help";
   // Prometheus' own parser and linter: `promtool check metrics` exits 0 with nothing to say.
