@@ -30,7 +30,7 @@ IBAT_LAB_UMAD2SIM=$tmp/libumad2sim.so IBAT_LAB_NO_INSTALL=1 \
 expect_contains "missing package message" "$LAST_ERR" "apt-get install -y libumad2sim0"
 
 expect_exit 8 "OpenSM not up within the timeout" -- \
-  "$LAB" up --name "$name" --topology "$small" --timeout 0.001
+  "$LAB" up --name "$name" --topology "$small" --timeout 0.000001  # shorter than any start
 expect_contains "timeout message shows the OpenSM log" "$LAST_ERR" "OpenSM 3."
 
 lab_up "$name" --topology "$small" >/dev/null
