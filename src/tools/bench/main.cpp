@@ -92,17 +92,17 @@ void measure_table(ibat_t* table, const Options& o, json& report) {
 json measure(ibat_t* h, ibat_t* table, const Options& o) {
   warm_up(h, o);
 
-  std::uint64_t hits0 = daemon_counter(h, "cache_hits"), sa0 = daemon_counter(h, "sa_queries");
+  // The daemon's counters between the phases: each phase's share is a difference of two.
+  const DaemonStats before_cached = daemon_stats(h);
   RunResult cached = run_pipelined(h, o.dgids, o.depth, 0, o.cached_seconds, false);
-  std::uint64_t hits1 = daemon_counter(h, "cache_hits"), sa1 = daemon_counter(h, "sa_queries");
-
-  const double polled0 = daemon_polled_seconds(h);
+  const DaemonStats before_single = daemon_stats(h);
   RunResult single = run_sequential(h, o.dgids, o.latency_samples);
-  const double polled1 = daemon_polled_seconds(h);
-
-  std::uint64_t sa2 = daemon_counter(h, "sa_queries");
+  const DaemonStats before_uncached = daemon_stats(h);
   RunResult uncached = run_pipelined(h, o.dgids, o.uncached_depth, IBAT_RESOLVE_FORCE_SA, o.uncached_seconds, true);
-  std::uint64_t sa3 = daemon_counter(h, "sa_queries");
+  const DaemonStats after_uncached = daemon_stats(h);
+  const auto delta = [](const DaemonStats& a, const DaemonStats& b, const char* name) {
+    return b.counter(name) - a.counter(name);
+  };
 
   const double cached_rate = cached.per_second(), uncached_rate = uncached.per_second();
   const double p50 = quantile(single.latencies_us, 0.50), p99 = quantile(single.latencies_us, 0.99);
@@ -122,8 +122,8 @@ json measure(ibat_t* h, ibat_t* table, const Options& o) {
                       {"errors", errors_json(cached)},
                       {"pipelined_p50_us", round2(quantile(cached.latencies_us, 0.50))},
                       {"pipelined_p99_us", round2(quantile(cached.latencies_us, 0.99))},
-                      {"daemon_cache_hits", hits1 - hits0},
-                      {"daemon_sa_queries", sa1 - sa0}};
+                      {"daemon_cache_hits", delta(before_cached, before_single, "cache_hits")},
+                      {"daemon_sa_queries", delta(before_cached, before_single, "sa_queries")}};
   report["single"] = {{"samples", o.latency_samples},
                       {"ok", single.ok},
                       {"failed", single.failed},
@@ -131,7 +131,9 @@ json measure(ibat_t* h, ibat_t* table, const Options& o) {
                       {"p90_us", round2(quantile(single.latencies_us, 0.90))},
                       {"p999_us", round2(quantile(single.latencies_us, 0.999))},
                       {"max_us", round2(quantile(single.latencies_us, 1.0))},
-                      {"daemon_polled_us_per_resolve", round2((polled1 - polled0) * 1e6 / o.latency_samples)}};
+                      {"daemon_polled_us_per_resolve",
+                       round2((before_uncached.polled_seconds() - before_single.polled_seconds()) * 1e6 /
+                              o.latency_samples)}};
   report["uncached"] = {{"how", "FORCE_SA resolves through ibatd: one SA PathRecord GET by fabric::SaClient per request, "
                                 "at most one in flight per destination (no coalescing)"},
                         {"depth", o.uncached_depth},
@@ -141,7 +143,7 @@ json measure(ibat_t* h, ibat_t* table, const Options& o) {
                         {"errors", errors_json(uncached)},
                         {"p50_us", round2(quantile(uncached.latencies_us, 0.50))},
                         {"p99_us", round2(quantile(uncached.latencies_us, 0.99))},
-                        {"daemon_sa_queries", sa3 - sa2}};
+                        {"daemon_sa_queries", delta(before_uncached, after_uncached, "sa_queries")}};
   if (table) measure_table(table, o, report);
   report["destinations"] = o.dgid_text.size();
   report["socket"] = o.socket;

@@ -196,28 +196,22 @@ double quantile(std::vector<double>& samples, double q) {
   return samples[rank];
 }
 
-namespace {
-
-nlohmann::json daemon_stats(ibat_t* h) {
+DaemonStats daemon_stats(ibat_t* h) {
   char* text = nullptr;
   if (ibat_query_json(h, IBAT_LIST_STATS, &text) != IBAT_OK)
     throw std::runtime_error(std::string("stats query failed: ") + ibat_last_message(h));
-  auto stats = nlohmann::json::parse(text, nullptr, false);
+  DaemonStats out{nlohmann::json::parse(text, nullptr, false)};
   ibat_free(text);
-  return stats;
+  return out;
 }
 
-}  // namespace
-
-std::uint64_t daemon_counter(ibat_t* h, const char* name) {
-  auto stats = daemon_stats(h);
+std::uint64_t DaemonStats::counter(const char* name) const {
   if (!stats.is_object() || !stats.contains(name) || !stats[name].is_number_unsigned()) return 0;
   return stats[name].get<std::uint64_t>();
 }
 
-double daemon_polled_seconds(ibat_t* h) {
+double DaemonStats::polled_seconds() const {
   static const nlohmann::json::json_pointer at("/busy_poll/polled_s");
-  auto stats = daemon_stats(h);
   if (!stats.is_object() || !stats.contains(at) || !stats[at].is_number()) return 0;
   return stats[at].get<double>();
 }

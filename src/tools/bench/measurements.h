@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ibat.h"
 
 namespace ibat::bench {
@@ -46,9 +48,14 @@ RunResult run_bare_map(const std::vector<ibat_target>& targets, const std::vecto
 // The value at quantile q (0..1) of the samples (sorted in place); 0 when empty.
 double quantile(std::vector<double>& samples, double q);
 
-// A counter from the daemon's STATS listing, 0 if absent.
-std::uint64_t daemon_counter(ibat_t* h, const char* name);
-// Seconds ibatd's loop has spent polling instead of sleeping (stats busy_poll.polled_s; 0 when absent).
-double daemon_polled_seconds(ibat_t* h);
+// The daemon's STATS listing at one moment (one request).
+struct DaemonStats {
+  nlohmann::json stats;
+  // A top-level counter, 0 if absent.
+  std::uint64_t counter(const char* name) const;
+  // Seconds ibatd's loop has spent polling instead of sleeping (busy_poll.polled_s; 0 when absent).
+  double polled_seconds() const;
+};
+DaemonStats daemon_stats(ibat_t* h);
 
 }  // namespace ibat::bench
