@@ -65,12 +65,12 @@ void report_table_hits(ibat_t* h) {
                    {}, false, nullptr);
 }
 
-// A resolve answered from the shared table; the hits are reported once a batch is due. Inlined
-// into its callers: a table hit is then one call from the application (docs/performance.md).
 // The handle answers from a shared table: it maps one and its connection to the daemon (which
 // hears of the hits) is up.
 bool has_table(const ibat_t* h) { return h && h->table && h->session->connected(); }
 
+// A resolve answered from the shared table; the hits are reported once a batch is due. Inlined
+// into its callers: a table hit is then one call from the application (docs/performance.md).
 [[gnu::always_inline]] inline bool table_hit(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts,
                                              ibat_path& out) {
   if (!target || !has_table(h) || !h->table->resolve(*target, opts, out)) return false;

@@ -11,8 +11,7 @@ void BusyPoll::arm(Clock::time_point now) {
 
 void BusyPoll::end_spell(Clock::duration idle, bool caught) {
   if (caught) ++counters_.caught;
-  polled_ += idle;
-  counters_.polled_us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(polled_).count());
+  counters_.polled += idle;
 }
 
 void run_loop(asio::io_context& loop) {

@@ -50,7 +50,7 @@ class BusyPoll final : public asio::execution_context::service {
   struct Counters {
     std::uint64_t spells = 0;    // times the loop polled instead of sleeping
     std::uint64_t caught = 0;    // spells that ended with work arriving (a wake-up saved)
-    std::uint64_t polled_us = 0; // time spent polling with nothing to do: the CPU it cost
+    Clock::duration polled{};    // time spent polling with nothing to do: the CPU it cost
   };
   const Counters& counters() const { return counters_; }
   // Times polling stopped because the host was crowded (SpinPolicy).
@@ -64,7 +64,6 @@ class BusyPoll final : public asio::execution_context::service {
   core::SpinPolicy spin_;
   kernel::RunQueueSampler sampler_ = kernel::sample_run_queue;
   Counters counters_;
-  Clock::duration polled_{};
 };
 
 // Runs `loop` until it is stopped or out of work, like io_context::run(), but polls instead of

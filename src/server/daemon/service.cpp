@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 
 #include "server/daemon/acm_server.h"
-#include "server/daemon/busy_poll.h"
 #include "server/daemon/log_limiter.h"
 #include "server/daemon/logging.h"
 #include "server/daemon/snapshot.h"
@@ -42,8 +41,9 @@ nlohmann::json kernel_neighbours_json(const kernel::NeighbourMonitorStats& s) {
 
 nlohmann::json busy_poll_json(const BusyPoll& busy) {
   const BusyPoll::Counters& c = busy.counters();
+  const auto polled_us = std::chrono::duration_cast<std::chrono::microseconds>(c.polled);  // whole us
   return {{"window_us", busy.window().count()}, {"spells", c.spells}, {"caught", c.caught},
-          {"crowded_stops", busy.crowded_stops()}, {"polled_s", static_cast<double>(c.polled_us) / 1e6}};
+          {"crowded_stops", busy.crowded_stops()}, {"polled_s", std::chrono::duration<double>(polled_us).count()}};
 }
 
 }  // namespace
@@ -56,6 +56,7 @@ Service::Service(asio::io_context& loop, const DaemonConfig& config, core::Query
 Service::Service(asio::io_context& loop, const DaemonConfig& config, const SinkFactory& make_sink,
                  std::function<bool(const PeerCredentials&)> may_administer)
     : loop_(loop),
+      busy_poll_(asio::use_service<BusyPoll>(loop)),
       config_(config),
       table_(make_sink(fabric_events())),
       resolver_(config.policy, clock_, table_),
@@ -103,7 +104,7 @@ void Service::start() {
                    cache_file);
     }
   }
-  asio::use_service<BusyPoll>(loop_).set_window(std::chrono::microseconds(config_.server.busy_poll_us));
+  busy_poll_.set_window(std::chrono::microseconds(config_.server.busy_poll_us));
   native_.listen(config_.server.socket, config_.server.socket_mode, native_limits());
   spdlog::info("listening on {} (native protocol)", config_.server.socket);
   if (config_.server.shared_table) open_table();
@@ -264,7 +265,7 @@ void Service::reload(const DaemonConfig& next) {
   config_.server.max_outstanding_per_connection = next.server.max_outstanding_per_connection;
   config_.server.max_queued_bytes_per_connection = next.server.max_queued_bytes_per_connection;
   config_.server.busy_poll_us = next.server.busy_poll_us;
-  asio::use_service<BusyPoll>(loop_).set_window(std::chrono::microseconds(config_.server.busy_poll_us));
+  busy_poll_.set_window(std::chrono::microseconds(config_.server.busy_poll_us));
   gate_.set_policy(config_.policy);  // the new policy may move deadlines earlier
   table_.set_defaults(last_port_ ? last_port_->gid : core::Gid{}, config_.policy.default_pkey);
   refresh_table();  // the TTL or the default P_Key may have changed
@@ -360,7 +361,7 @@ std::string Service::stats_json() const {
   out["local_sa"] = local_sa_json(local_sa_ ? local_sa_->stats() : kernel::LocalSaStats{});
   out["kernel_neighbours"] = kernel_neighbours_json(kernel_neighbours_ ? kernel_neighbours_->stats()
                                                                        : kernel::NeighbourMonitorStats{});
-  out["busy_poll"] = busy_poll_json(asio::use_service<BusyPoll>(loop_));
+  out["busy_poll"] = busy_poll_json(busy_poll_);
   return out.dump();
 }
 

@@ -18,6 +18,7 @@
 #include "fabric/fabric_port.h"
 #include "kernel/local_sa_responder.h"
 #include "kernel/neighbour_monitor.h"
+#include "server/daemon/busy_poll.h"
 #include "server/daemon/config.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/native_server.h"
@@ -89,6 +90,7 @@ class Service {
   void on_table_hits(const protocol::TableHits& hits);
 
   asio::io_context& loop_;
+  BusyPoll& busy_poll_;  // the loop's (run_loop): its window is busy_poll_us
   DaemonConfig config_;
   BatchClock clock_;  // steady_clock's time (so is the tick timer's), held still per read batch
   TablePublisher table_;     // the Resolver's QuerySink: forwards to the fabric's
