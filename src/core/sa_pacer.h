@@ -7,10 +7,10 @@
 //
 // Loss halves the window (once for the queries in flight then), and so does an answer later than
 // kLateAnswer, whatever the smallest round trip seen (after every node asked at once, that may be
-// as late). Once per round trip, from the
-// smallest queueing delay d of its answers (a standing queue, not one slow answer): d above
-// kTargetDelay shrinks the window in proportion to the excess; d below kTargetDelay / 10 (no
-// queue to speak of) grows it by kMaxGrowth; in between, FAST TCP's update
+// as late). Once per round trip, from the smallest queueing delay d of its answers (a standing
+// queue, not one slow answer): d above kTargetDelay shrinks the window in proportion to the
+// excess; d below kTargetDelay / 10 (no queue to speak of) grows it by kMaxGrowth; in between,
+// FAST TCP's update
 // w <- w/2 + (w * base / rtt + kQueueShare) / 2 holds kQueueShare of this node's queries in the
 // SA's queue, which shares the SA fairly among any number of nodes (all see the same d) and keeps
 // the queue at N x kQueueShare: 20 ms of OpenSM's work at 10,000 nodes, inside the target, so
