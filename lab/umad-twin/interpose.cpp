@@ -1,0 +1,446 @@
+// libibat_umad_twin.so: the lab's twin of the kernel's MAD layer, preloaded (LD_PRELOAD) into every
+// lab process in place of Debian's libumad2sim. It replaces the libc calls libibumad makes at the
+// kernel boundary — open/close/read/write/ioctl of /dev/infiniband/umad<N> and issm<N>, and the
+// opendir/scandir/open of /sys/class/infiniband{,_mad} — and attaches each CA the process is given
+// to ibsim as a client of its own. A umad descriptor is a real one (an eventfd readable while a MAD
+// waits), so poll/epoll need no help. Configuration (set by lab/ibat-lab):
+//   IBAT_TWIN_CAS="<ca>=<ibsim node>[@<simulator socket name>],..."  the CAs, umad0.. in this order
+//                  (unset: one CA "ibsim0" at $SIM_HOST, as umad2sim)
+//   IBSIM_SOCKNAME the simulator of CAs without @; SIM_SET_ISSM=1 attach as an SM (traps reach us)
+//   IBAT_TWIN_SYSFS_DIR where the fake sysfs goes (sys-<pid>/, removed at exit; default $TMPDIR or /tmp)
+#include <dirent.h>
+#include <endian.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <rdma/ib_user_mad.h>
+#include <rdma/rdma_user_ioctl.h>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_sysfs.h"
+#include "ibsim_link.h"
+#include "mad_layer.h"
+#include "raw_io.h"
+
+namespace ibat::umad_twin {
+namespace {
+
+constexpr int kMaxTrackedFd = 65536;
+constexpr auto kPortRefresh = std::chrono::milliseconds(50);
+constexpr const char* kDevDir = "/dev/infiniband/";
+
+template <typename F>
+F next_symbol(const char* name) {
+  return reinterpret_cast<F>(::dlsym(RTLD_NEXT, name));
+}
+
+struct CaConfig {
+  std::string name, node, sockname;
+};
+
+std::vector<CaConfig> parse_cas() {
+  std::vector<CaConfig> cas;
+  const char* sock_env = std::getenv("IBSIM_SOCKNAME");
+  const std::string default_sock = sock_env && *sock_env ? sock_env : "sim";
+  const char* list = std::getenv("IBAT_TWIN_CAS");
+  if (!list || !*list) {
+    const char* host = std::getenv("SIM_HOST");
+    cas.push_back({"ibsim0", host ? host : "", default_sock});
+    return cas;
+  }
+  std::string text = list;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq >= 20) {
+      std::fprintf(stderr, "ibat-umad-twin: IBAT_TWIN_CAS item '%s' is not <ca>=<node>[@<socket>] "
+                   "(a CA name of 1-19 characters); skipped\n", item.c_str());
+      continue;
+    }
+    CaConfig ca{item.substr(0, eq), item.substr(eq + 1), default_sock};
+    if (const std::size_t at = ca.node.find('@'); at != std::string::npos) {
+      ca.sockname = ca.node.substr(at + 1);
+      ca.node.resize(at);
+    }
+    cas.push_back(ca);
+  }
+  return cas;
+}
+
+// Everything the twin holds for the life of the process, made at its first use of an IB path.
+class Twin {
+ public:
+  Twin() : sysfs_(sysfs_root()), layer_([this](unsigned ca, const SimRequest& r, bool block) { return send(ca, r, block); }) {
+    const auto configs = parse_cas();
+    const bool issm = std::getenv("SIM_SET_ISSM") != nullptr;
+    sysfs_.write_abi();
+    for (std::size_t k = 0; k < configs.size(); ++k) {
+      const auto& c = configs[k];
+      const auto id = static_cast<std::uint32_t>(::getpid()) + static_cast<std::uint32_t>(k) * kPidSpan;
+      try {
+        auto link = std::make_unique<IbsimLink>(c.sockname, c.node, id, issm);
+        CaRecords rec;
+        rec.name = c.name;
+        rec.umad = static_cast<unsigned>(cas_.size());
+        rec.node_info = link->node_info();
+        rec.port_info = link->port_info();
+        rec.pkeys = link->pkeys();
+        sysfs_.write_ca(rec);
+        cas_.push_back(std::move(rec));
+        links_.push_back(std::move(link));
+        refreshed_.push_back(std::chrono::steady_clock::now());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "ibat-umad-twin: CA %s not attached: %s\n", c.name.c_str(), e.what());
+      }
+    }
+    wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    receiver_ = std::thread([this] { receive_loop(); });
+  }
+
+  ~Twin() {
+    stopping_ = true;
+    const std::uint64_t one = 1;
+    (void)!raw_write(wake_, &one, sizeof one);
+    if (receiver_.joinable()) receiver_.join();
+    links_.clear();  // detaches every CA from ibsim
+    sysfs_.remove();
+    raw_close(wake_);
+  }
+
+  MadLayer& layer() { return layer_; }
+  const FakeSysfs& sysfs() const { return sysfs_; }
+
+  int ca_of_device(const char* path, const char* kind) const {
+    const std::string prefix = std::string(kDevDir) + kind;
+    if (std::strncmp(path, prefix.c_str(), prefix.size()) != 0) return -1;
+    char* end = nullptr;
+    const long n = std::strtol(path + prefix.size(), &end, 10);
+    if (end == path + prefix.size() || *end != '\0' || n < 0 || n >= static_cast<long>(cas_.size())) return -1;
+    return static_cast<int>(n);
+  }
+
+  // Before a read of a CA's port attributes: ibsim's current LID, SM LID and state.
+  void refresh_for(const char* path) {
+    for (std::size_t k = 0; k < cas_.size(); ++k) {
+      const std::string dir = "/sys/class/infiniband/" + cas_[k].name + "/ports";
+      if (std::strncmp(path, dir.c_str(), dir.size()) != 0) continue;
+      std::lock_guard lock(sysfs_mutex_);
+      const auto now = std::chrono::steady_clock::now();
+      if (now - refreshed_[k] < kPortRefresh && path[dir.size()] != '\0') return;
+      try {
+        cas_[k].port_info = links_[k]->port_info();
+        cas_[k].pkeys = links_[k]->pkeys();
+        sysfs_.write_port(cas_[k]);
+        refreshed_[k] = now;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "ibat-umad-twin: cannot refresh CA %s: %s\n", cas_[k].name.c_str(), e.what());
+      }
+      return;
+    }
+  }
+
+  void set_issm(unsigned ca, bool on) {
+    try {
+      links_[ca]->set_issm(on);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ibat-umad-twin: IsSM on CA %s: %s\n", cas_[ca].name.c_str(), e.what());
+    }
+  }
+
+  void wake() {
+    const std::uint64_t one = 1;
+    (void)!raw_write(wake_, &one, sizeof one);
+  }
+
+ private:
+  static std::string sysfs_root() {
+    const char* dir = std::getenv("IBAT_TWIN_SYSFS_DIR");
+    if (!dir || !*dir) dir = std::getenv("TMPDIR");
+    if (!dir || !*dir) dir = "/tmp";
+    return std::string(dir) + "/sys-" + std::to_string(::getpid());
+  }
+
+  bool send(unsigned ca, const SimRequest& r, bool may_block) {
+    if (ca >= links_.size()) return false;
+    return ::send(links_[ca]->data_fd(), &r, sizeof r, may_block ? 0 : MSG_DONTWAIT) == static_cast<ssize_t>(sizeof r);
+  }
+
+  void receive_loop() {
+    std::vector<pollfd> fds;
+    for (const auto& link : links_) fds.push_back({link->data_fd(), POLLIN, 0});
+    fds.push_back({wake_, POLLIN, 0});
+    std::optional<std::chrono::steady_clock::time_point> next;
+    while (!stopping_) {
+      int wait_ms = -1;
+      if (next) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - std::chrono::steady_clock::now());
+        wait_ms = static_cast<int>(std::max<long>(0, left.count()));
+      }
+      if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) break;
+      for (std::size_t k = 0; k + 1 < fds.size(); ++k) {
+        if (!(fds[k].revents & POLLIN)) continue;
+        SimRequest r;
+        while (::recv(fds[k].fd, &r, sizeof r, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof r)) {
+          layer_.on_packet(static_cast<unsigned>(k), r, std::chrono::steady_clock::now());
+        }
+      }
+      if (fds.back().revents & POLLIN) {
+        std::uint64_t drained;
+        (void)!raw_read(wake_, &drained, sizeof drained);
+      }
+      next = layer_.on_timer(std::chrono::steady_clock::now());
+    }
+  }
+
+  std::vector<CaRecords> cas_;
+  std::vector<std::unique_ptr<IbsimLink>> links_;
+  std::vector<std::chrono::steady_clock::time_point> refreshed_;
+  std::mutex sysfs_mutex_;
+  FakeSysfs sysfs_;
+  MadLayer layer_;
+  int wake_ = -1;
+  std::atomic<bool> stopping_{false};
+  std::thread receiver_;
+};
+
+std::atomic<bool> tracked[kMaxTrackedFd];  // our descriptors: umad files and issm files
+std::mutex issm_mutex;
+std::map<int, unsigned> issm_files;  // issm fd -> CA
+Twin* twin_instance = nullptr;
+std::once_flag twin_once;
+
+void destroy_twin() {
+  delete twin_instance;
+  twin_instance = nullptr;
+}
+
+bool is_ib_path(const char* path) {
+  return path && (std::strncmp(path, "/sys/class/infiniband", 21) == 0 || std::strncmp(path, kDevDir, std::strlen(kDevDir)) == 0);
+}
+
+Twin* twin_for(const char* path) {
+  if (!is_ib_path(path)) return twin_instance;
+  std::call_once(twin_once, [] {
+    twin_instance = new Twin();
+    std::atexit(destroy_twin);
+  });
+  return twin_instance;
+}
+
+bool is_tracked(int fd) { return fd >= 0 && fd < kMaxTrackedFd && tracked[fd].load(std::memory_order_acquire); }
+
+int track(int fd) {
+  if (fd >= kMaxTrackedFd) {
+    raw_close(fd);
+    errno = EMFILE;
+    return -1;
+  }
+  tracked[fd].store(true, std::memory_order_release);
+  return fd;
+}
+
+template <typename T>
+int fail(T negative_errno) {
+  errno = static_cast<int>(-negative_errno);
+  return -1;
+}
+
+int open_device(Twin& twin, const char* path, int flags) {
+  if (const int ca = twin.ca_of_device(path, "umad"); ca >= 0) {
+    const int fd = twin.layer().open_file(static_cast<unsigned>(ca), flags & O_NONBLOCK, flags & O_CLOEXEC);
+    return fd < 0 ? fail(fd) : track(fd);
+  }
+  if (const int ca = twin.ca_of_device(path, "issm"); ca >= 0) {
+    const int fd = ::eventfd(0, EFD_CLOEXEC);  // never readable: an issm file carries no data
+    if (fd < 0) return -1;
+    twin.set_issm(static_cast<unsigned>(ca), true);
+    std::lock_guard lock(issm_mutex);
+    issm_files[fd] = static_cast<unsigned>(ca);
+    return track(fd);
+  }
+  errno = ENOENT;
+  return -1;
+}
+
+using OpenFn = int (*)(const char*, int, ...);
+
+int open_common(const char* name, const char* path, int flags, mode_t mode) {
+  static OpenFn next = next_symbol<OpenFn>(name);
+  if (Twin* twin = twin_for(path); twin && is_ib_path(path)) {
+    if (std::strncmp(path, kDevDir, std::strlen(kDevDir)) == 0) return open_device(*twin, path, flags);
+    twin->refresh_for(path);
+    const std::string real = twin->sysfs().redirect(path);
+    if (!real.empty()) return next(real.c_str(), flags, mode);
+  }
+  return next(path, flags, mode);
+}
+
+mode_t mode_arg(int flags, va_list args) {
+  return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? static_cast<mode_t>(va_arg(args, int)) : 0;
+}
+
+std::string redirected(const char* path) {
+  Twin* twin = twin_for(path);
+  if (!twin || !is_ib_path(path)) return path ? path : "";
+  twin->refresh_for(path);
+  const std::string real = twin->sysfs().redirect(path);
+  return real.empty() ? path : real;
+}
+
+AgentSpec spec_from(const ib_user_mad_reg_req& req) {
+  AgentSpec s;
+  s.qpn = req.qpn;
+  s.mgmt_class = req.mgmt_class;
+  s.class_version = req.mgmt_class_version;
+  s.rmpp_version = req.rmpp_version;
+  constexpr unsigned bits = 8 * sizeof(unsigned long);
+  for (unsigned m = 0; m < 128; ++m) s.methods[m] = (req.method_mask[m / bits] >> (m % bits)) & 1;
+  return s;
+}
+
+int twin_ioctl(int fd, unsigned long request, void* arg) {
+  MadLayer& layer = twin_instance->layer();
+  switch (request) {
+    case IB_USER_MAD_REGISTER_AGENT: {
+      auto* req = static_cast<ib_user_mad_reg_req*>(arg);
+      const int id = layer.register_agent(fd, spec_from(*req));
+      if (id < 0) return fail(id);
+      req->id = static_cast<std::uint32_t>(id);
+      return 0;
+    }
+    case IB_USER_MAD_REGISTER_AGENT2: {
+      auto* req = static_cast<ib_user_mad_reg_req2*>(arg);
+      if (req->flags & ~IB_USER_MAD_REG_FLAGS_CAP) {
+        req->flags = IB_USER_MAD_REG_FLAGS_CAP;
+        return fail(-EINVAL);
+      }
+      AgentSpec s;
+      s.qpn = static_cast<std::uint8_t>(req->qpn);
+      s.mgmt_class = req->mgmt_class;
+      s.class_version = req->mgmt_class_version;
+      s.rmpp_version = (req->flags & IB_USER_MAD_USER_RMPP) ? 0 : req->rmpp_version;  // user RMPP: raw segments
+      for (unsigned m = 0; m < 128; ++m) s.methods[m] = (req->method_mask[m / 64] >> (m % 64)) & 1;
+      const int id = layer.register_agent(fd, s);
+      if (id < 0) return fail(id);
+      req->id = static_cast<std::uint32_t>(id);
+      return 0;
+    }
+    case IB_USER_MAD_UNREGISTER_AGENT: {
+      const int rc = layer.unregister_agent(fd, *static_cast<std::uint32_t*>(arg));
+      return rc < 0 ? fail(rc) : 0;
+    }
+    case IB_USER_MAD_ENABLE_PKEY:
+      return 0;
+    default:
+      return fail(-ENOTTY);
+  }
+}
+
+}  // namespace
+}  // namespace ibat::umad_twin
+
+using namespace ibat::umad_twin;
+
+extern "C" {
+
+int open(const char* path, int flags, ...) {
+  va_list args;
+  va_start(args, flags);
+  const mode_t mode = mode_arg(flags, args);
+  va_end(args);
+  return open_common("open", path, flags, mode);
+}
+
+int open64(const char* path, int flags, ...) {
+  va_list args;
+  va_start(args, flags);
+  const mode_t mode = mode_arg(flags, args);
+  va_end(args);
+  return open_common("open64", path, flags, mode);
+}
+
+DIR* opendir(const char* path) {
+  static auto next = next_symbol<DIR* (*)(const char*)>("opendir");
+  const std::string real = redirected(path);
+  return next(real.c_str());
+}
+
+int scandir(const char* path, struct dirent*** list, int (*filter)(const struct dirent*),
+            int (*compare)(const struct dirent**, const struct dirent**)) {
+  static auto next = next_symbol<decltype(&scandir)>("scandir");
+  const std::string real = redirected(path);
+  return next(real.c_str(), list, filter, compare);
+}
+
+int scandir64(const char* path, struct dirent64*** list, int (*filter)(const struct dirent64*),
+              int (*compare)(const struct dirent64**, const struct dirent64**)) {
+  static auto next = next_symbol<decltype(&scandir64)>("scandir64");
+  const std::string real = redirected(path);
+  return next(real.c_str(), list, filter, compare);
+}
+
+int close(int fd) {
+  static auto next = next_symbol<int (*)(int)>("close");
+  if (!is_tracked(fd)) return next(fd);
+  tracked[fd].store(false, std::memory_order_release);
+  {
+    std::lock_guard lock(issm_mutex);
+    if (auto it = issm_files.find(fd); it != issm_files.end()) {
+      const unsigned ca = it->second;
+      issm_files.erase(it);
+      if (!std::getenv("SIM_SET_ISSM")) twin_instance->set_issm(ca, false);
+      return raw_close(fd);
+    }
+  }
+  twin_instance->layer().close_file(fd);
+  return 0;
+}
+
+ssize_t read(int fd, void* buf, size_t count) {
+  static auto next = next_symbol<ssize_t (*)(int, void*, size_t)>("read");
+  if (!is_tracked(fd)) return next(fd, buf, count);
+  const ssize_t n = twin_instance->layer().read(fd, static_cast<std::uint8_t*>(buf), count);
+  return n < 0 ? fail(n) : n;
+}
+
+ssize_t write(int fd, const void* buf, size_t count) {
+  static auto next = next_symbol<ssize_t (*)(int, const void*, size_t)>("write");
+  if (!is_tracked(fd)) return next(fd, buf, count);
+  const ssize_t n = twin_instance->layer().write(fd, static_cast<const std::uint8_t*>(buf), count,
+                                                 std::chrono::steady_clock::now());
+  twin_instance->wake();  // its timer may now be due earlier
+  return n < 0 ? fail(n) : n;
+}
+
+int ioctl(int fd, unsigned long request, ...) {
+  static auto next = next_symbol<int (*)(int, unsigned long, ...)>("ioctl");
+  va_list args;
+  va_start(args, request);
+  void* arg = va_arg(args, void*);
+  va_end(args);
+  if (!is_tracked(fd)) return next(fd, request, arg);
+  return twin_ioctl(fd, request, arg);
+}
+
+}  // extern "C"

@@ -1,0 +1,155 @@
+// RMPP segmentation and reassembly of the lab's kernel MAD layer twin (see rmpp.h).
+#include "rmpp.h"
+
+#include <algorithm>
+
+namespace ibat::umad_twin {
+namespace {
+
+constexpr std::size_t kClassOffset = 1;
+constexpr std::size_t kMethodOffset = 3;
+constexpr std::size_t kTidOffset = 8;
+constexpr std::size_t kRmppVersionOffset = 24;
+constexpr std::size_t kRmppTypeOffset = 25;
+constexpr std::size_t kRmppFlagsOffset = 26;
+constexpr std::size_t kRmppStatusOffset = 27;
+constexpr std::size_t kSegmentOffset = 28;
+constexpr std::size_t kPayloadOffset = 32;
+constexpr std::uint8_t kResponseBit = 0x80;
+constexpr std::uint8_t kTrapRepress = 0x07;
+
+std::uint32_t get32(std::span<const std::uint8_t> b, std::size_t at) {
+  return std::uint32_t{b[at]} << 24 | std::uint32_t{b[at + 1]} << 16 | std::uint32_t{b[at + 2]} << 8 | b[at + 3];
+}
+void put32(std::span<std::uint8_t> b, std::size_t at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) b[at + i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
+}
+
+}  // namespace
+
+std::size_t data_offset(std::uint8_t mgmt_class) {
+  if (mgmt_class == 0x03) return 56;                                          // SA
+  if (mgmt_class == 0x06 || mgmt_class == 0x10 || mgmt_class == 0x12) return 64;  // device mgmt, adm, BIS
+  if (mgmt_class >= 0x30 && mgmt_class <= 0x4f) return 40;                     // vendor range 2
+  return kMadHeaderBytes;
+}
+
+std::uint8_t mgmt_class(std::span<const std::uint8_t> mad) { return mad[kClassOffset]; }
+std::uint8_t method(std::span<const std::uint8_t> mad) { return mad[kMethodOffset]; }
+
+std::uint64_t tid(std::span<const std::uint8_t> mad) {
+  return std::uint64_t{get32(mad, kTidOffset)} << 32 | get32(mad, kTidOffset + 4);
+}
+void set_tid(std::span<std::uint8_t> mad, std::uint64_t value) {
+  put32(mad, kTidOffset, static_cast<std::uint32_t>(value >> 32));
+  put32(mad, kTidOffset + 4, static_cast<std::uint32_t>(value));
+}
+
+bool is_response(std::span<const std::uint8_t> mad) {
+  return (method(mad) & kResponseBit) != 0 || method(mad) == kTrapRepress;
+}
+bool rmpp_class(std::uint8_t cls) {
+  return cls == 0x03 || cls == 0x06 || cls == 0x10 || cls == 0x12 || (cls >= 0x30 && cls <= 0x4f);
+}
+bool rmpp_active(std::span<const std::uint8_t> mad) {
+  // The kernel looks at the ACTIVE flag only: OpenSM leaves RMPPVersion 0 for the kernel to fill in.
+  return mad.size() >= kRmppHeaderEnd && rmpp_class(mgmt_class(mad)) && (mad[kRmppFlagsOffset] & kRmppFlagActive);
+}
+std::uint8_t rmpp_flags(std::span<const std::uint8_t> mad) { return mad[kRmppFlagsOffset] & 0x07; }
+std::uint32_t segment_number(std::span<const std::uint8_t> mad) { return get32(mad, kSegmentOffset); }
+std::uint32_t payload_length(std::span<const std::uint8_t> mad) { return get32(mad, kPayloadOffset); }
+
+std::vector<Bytes> segment(std::span<const std::uint8_t> message) {
+  const std::size_t header = std::min(data_offset(mgmt_class(message)), message.size());
+  const std::size_t data = message.size() - header;
+  const std::size_t per_segment = kMadBytes - header;
+  const std::size_t count = std::max<std::size_t>(1, (data + per_segment - 1) / per_segment);
+  const std::size_t pad = count * per_segment - data;
+  std::vector<Bytes> segments;
+  segments.reserve(count);
+  for (std::size_t n = 1; n <= count; ++n) {
+    Bytes seg(kMadBytes, 0);
+    std::copy_n(message.begin(), header, seg.begin());
+    const std::size_t from = header + (n - 1) * per_segment;
+    const std::size_t take = std::min(per_segment, message.size() - std::min(message.size(), from));
+    std::copy_n(message.begin() + static_cast<std::ptrdiff_t>(from), take, seg.begin() + static_cast<std::ptrdiff_t>(header));
+    seg[kRmppVersionOffset] = 1;
+    seg[kRmppTypeOffset] = kRmppTypeData;
+    std::uint8_t flags = kRmppFlagActive;
+    std::uint32_t paylen = 0;
+    if (n == 1) {
+      flags |= kRmppFlagFirst;
+      paylen = static_cast<std::uint32_t>(count * kRmppPayloadPerSegment - pad);
+    }
+    if (n == count) {
+      flags |= kRmppFlagLast;
+      paylen = static_cast<std::uint32_t>(kRmppPayloadPerSegment - pad);
+    }
+    seg[kRmppFlagsOffset] = static_cast<std::uint8_t>((seg[kRmppFlagsOffset] & 0xf8) | flags);
+    seg[kRmppStatusOffset] = 0;
+    put32(seg, kSegmentOffset, static_cast<std::uint32_t>(n));
+    put32(seg, kPayloadOffset, paylen);
+    segments.push_back(std::move(seg));
+  }
+  return segments;
+}
+
+Reassembler::Result Reassembler::add(std::uint16_t source_lid, std::span<const std::uint8_t> seg) {
+  using Kind = Result::Kind;
+  if (seg.size() < kMadBytes) return {Kind::dropped, {}, "segment shorter than a MAD"};
+  const std::uint8_t cls = mgmt_class(seg);
+  const std::size_t header = data_offset(cls);
+  const std::size_t per_segment = kMadBytes - header;
+  const Key key{source_lid, cls, tid(seg)};
+  const std::uint32_t number = segment_number(seg);
+  const std::uint8_t flags = rmpp_flags(seg);
+
+  if (flags & kRmppFlagFirst) {
+    if (number != 1) {
+      partial_.erase(key);
+      return {Kind::dropped, {}, "FIRST segment numbered " + std::to_string(number)};
+    }
+    Partial fresh;
+    fresh.message.assign(seg.begin(), seg.begin() + static_cast<std::ptrdiff_t>(header));
+    fresh.first_payload_length = payload_length(seg);
+    partial_[key] = std::move(fresh);
+  }
+  auto it = partial_.find(key);
+  if (it == partial_.end()) return {Kind::ignored, {}, "segment " + std::to_string(number) + " of no message begun"};
+  Partial& p = it->second;
+  if (number == p.last_segment) return {Kind::ignored, {}, "repeat of segment " + std::to_string(number)};
+  if (number != p.last_segment + 1) {
+    const std::string why = "segment " + std::to_string(number) + " after " + std::to_string(p.last_segment);
+    partial_.erase(it);
+    return {Kind::dropped, {}, why};
+  }
+  if (p.message.size() + per_segment > max_bytes_) {
+    partial_.erase(it);
+    return {Kind::dropped, {}, "message longer than " + std::to_string(max_bytes_) + " bytes"};
+  }
+  p.message.insert(p.message.end(), seg.begin() + static_cast<std::ptrdiff_t>(header), seg.begin() + kMadBytes);
+  p.last_segment = number;
+  if (!(flags & kRmppFlagLast)) return {};
+
+  // The last segment's PayloadLength says how much of it is data; the first's, the whole transfer.
+  const std::size_t own = payload_length(seg);
+  const std::size_t class_part = header - kRmppHeaderEnd;
+  Result done;
+  if (own < class_part || own - class_part > per_segment) {
+    done = {Kind::dropped, {}, "last segment's PayloadLength " + std::to_string(own) + " out of range"};
+  } else {
+    const std::size_t pad = per_segment - (own - class_part);
+    const std::size_t whole = std::size_t{number} * kRmppPayloadPerSegment - pad;
+    if (whole != p.first_payload_length) {
+      done = {Kind::dropped, {}, "first segment announced " + std::to_string(p.first_payload_length) +
+                                     " payload bytes, the stream carried " + std::to_string(whole)};
+    } else {
+      p.message.resize(p.message.size() - pad);
+      done = {Kind::complete, std::move(p.message), {}};
+    }
+  }
+  partial_.erase(it);
+  return done;
+}
+
+}  // namespace ibat::umad_twin
