@@ -71,7 +71,10 @@ std::string rate_text(const std::array<std::uint8_t, 64>& pi) {
 
 std::uint64_t port_guid(const CaRecords& ca) { return get64(ca.node_info, 12) + port_number(ca); }
 std::uint16_t lid(const CaRecords& ca) { return static_cast<std::uint16_t>(get16(ca.port_info, 16)); }
-unsigned port_number(const CaRecords& ca) { return ca.port_info[28] ? ca.port_info[28] : 1; }
+unsigned port_number(const CaRecords& ca) {
+  if (ca.node_info[2] == 2) return 0;  // a switch is managed through its port 0, as in its sysfs
+  return ca.port_info[28] ? ca.port_info[28] : 1;
+}
 
 void FakeSysfs::write_abi() { put(fs::path(root_) / "sys/class/infiniband_mad/abi_version", "5\n"); }
 

@@ -25,7 +25,7 @@ pass "the unknown-node hint offers HCAs only"
 expect_exit 2 "standby on the master's node" -- \
   "$LAB" up --name "$name" --topology "$small" --sm-node Hca1 --standby-sm Hca1
 
-IBAT_LAB_UMAD2SIM=$tmp/libumad2sim.so IBAT_LAB_NO_INSTALL=1 \
+IBAT_LAB_KERNEL=umad2sim IBAT_LAB_UMAD2SIM=$tmp/libumad2sim.so IBAT_LAB_NO_INSTALL=1 \
   expect_exit 7 "missing package" -- "$LAB" up --name "$name" --topology "$small"
 expect_contains "missing package message" "$LAST_ERR" "apt-get install -y libumad2sim0"
 
