@@ -8,6 +8,7 @@
 //                  (unset: one CA "ibsim0" at $SIM_HOST, as umad2sim)
 //   IBSIM_SOCKNAME the simulator of CAs without @; SIM_SET_ISSM=1 attach as an SM (traps reach us)
 //   IBAT_TWIN_SYSFS_DIR where the fake sysfs goes (sys-<pid>/, removed at exit; default $TMPDIR or /tmp)
+//   IBAT_TWIN_STATS  a file the twin writes its counters to (one JSON object) when the process exits
 #include <dirent.h>
 #include <endian.h>
 #include <fcntl.h>
@@ -123,6 +124,7 @@ class Twin {
     const std::uint64_t one = 1;
     (void)!raw_write(wake_, &one, sizeof one);
     if (receiver_.joinable()) receiver_.join();
+    write_stats();
     links_.clear();  // detaches every CA from ibsim
     sysfs_.remove();
     raw_close(wake_);
@@ -179,6 +181,27 @@ class Twin {
     if (!dir || !*dir) dir = std::getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
     return std::string(dir) + "/sys-" + std::to_string(::getpid());
+  }
+
+  void write_stats() const {
+    const char* path = std::getenv("IBAT_TWIN_STATS");
+    if (!path || !*path) return;
+    const Counters c = layer_.counters();
+    if (FILE* f = std::fopen(path, "w")) {
+      std::fprintf(f,
+                   "{\"cas\": %zu, \"sent\": %llu, \"received\": %llu, \"segments_sent\": %llu, "
+                   "\"segments_received\": %llu, \"reassembled\": %llu, \"rmpp_dropped\": %llu, "
+                   "\"unmatched_responses\": %llu, \"undeliverable_requests\": %llu, \"bounced\": %llu, "
+                   "\"retries\": %llu, \"timeouts\": %llu, \"queue_full\": %llu}\n",
+                   cas_.size(), static_cast<unsigned long long>(c.sent), static_cast<unsigned long long>(c.received),
+                   static_cast<unsigned long long>(c.segments_sent), static_cast<unsigned long long>(c.segments_received),
+                   static_cast<unsigned long long>(c.reassembled), static_cast<unsigned long long>(c.rmpp_dropped),
+                   static_cast<unsigned long long>(c.unmatched_responses),
+                   static_cast<unsigned long long>(c.undeliverable_requests), static_cast<unsigned long long>(c.bounced),
+                   static_cast<unsigned long long>(c.retries), static_cast<unsigned long long>(c.timeouts),
+                   static_cast<unsigned long long>(c.queue_full));
+      std::fclose(f);
+    }
   }
 
   bool send(unsigned ca, const SimRequest& r, bool may_block) {
