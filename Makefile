@@ -24,7 +24,13 @@ build-fuzz: deps
 	cmake --preset fuzz >/dev/null
 	cmake --build --preset fuzz --target fuzzers
 
-demo: build
+# The demo runs ibatd, ibat and ibat-load: it builds those (and what they link), not the tests.
+DEMO_TARGETS = ibatd ibat_cli ibat-load
+
+demo: deps
+	cmake --preset release >/dev/null
+	@echo "make demo: building only what the demo runs ($(DEMO_TARGETS)); make test and make bench build the rest"
+	cmake --build --preset release --target $(DEMO_TARGETS)
 	./scripts/demo.sh
 
 # No tracked file may refer to anything outside the repository (scripts/check-standalone.sh).
