@@ -151,10 +151,13 @@ class Twin {
       const auto now = std::chrono::steady_clock::now();
       if (now - refreshed_[k] < kPortRefresh && path[dir.size()] != '\0') return;
       try {
-        cas_[k].port_info = links_[k]->port_info();
-        cas_[k].pkeys = links_[k]->pkeys();
-        sysfs_.write_port(cas_[k]);
+        const auto port_info = links_[k]->port_info();
+        const auto pkeys = links_[k]->pkeys();
         refreshed_[k] = now;
+        if (port_info == cas_[k].port_info && pkeys == cas_[k].pkeys) return;  // files still true
+        cas_[k].port_info = port_info;
+        cas_[k].pkeys = pkeys;
+        sysfs_.write_port(cas_[k]);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "ibat-umad-twin: cannot refresh CA %s: %s\n", cas_[k].name.c_str(), e.what());
       }
