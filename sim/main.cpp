@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <memory>
+#include <stdexcept>
 
 #include "sim/analytic.h"
 #include "sim/report.h"
@@ -17,6 +19,10 @@ int main(int argc, char** argv) {
   std::string strategy = "ibat";
   std::string pace = "adaptive";
   double fifo_timeout_ms = 10'000.0;
+  double sa_query_us = static_cast<double>(sc.sa.query_ns) / 1e3;
+  double sa_record_us = static_cast<double>(sc.sa.record_ns) / 1e3;
+  double sa_rate = 0.0;
+  double warm_s = -1.0;
   double latency_us = 5.0;
   double mad_timeout_ms = 200.0;
   double bucket_ms = 1000.0;
@@ -32,13 +38,24 @@ int main(int argc, char** argv) {
   double sm_check_interval_s = 60.0;
   std::string csv;
 
-  app.add_option("--workload", workload, "job-start | churn | sm-restart")
-      ->check(CLI::IsMember({"job-start", "churn", "sm-restart"}));
+  app.add_option("--workload", workload, "job-start | churn | sm-restart | boot | idle")
+      ->check(CLI::IsMember({"job-start", "churn", "sm-restart", "boot", "idle"}));
   app.add_option("--strategy", strategy, "per-process | flush-on-sm-change | ibat")
       ->check(CLI::IsMember({"per-process", "flush-on-sm-change", "ibat"}));
   app.add_option("--nodes", sc.nodes, "simulated nodes N")->check(CLI::Range(2u, 20'000u));
   app.add_option("--ranks", sc.ranks, "ranks (processes) per node R")->check(CLI::Range(1u, 1024u));
-  app.add_option("--sa-rate", sc.sa.rate_per_s, "SA service rate, PathRecords/s")->check(CLI::PositiveNumber);
+  auto* query_us = app.add_option("--sa-query-us", sa_query_us,
+                                  "SA work per query, whatever it returns, us (default 17)")
+                       ->check(CLI::NonNegativeNumber);
+  auto* record_us = app.add_option("--sa-record-us", sa_record_us, "SA work per record computed, us (default 3.33)")
+                        ->check(CLI::NonNegativeNumber);
+  app.add_option("--sa-rate", sa_rate,
+                 "GETs per second of one SA thread: scales --sa-query-us and --sa-record-us, their "
+                 "ratio kept, to 1/rate a GET")
+      ->check(CLI::PositiveNumber)
+      ->excludes(query_us)
+      ->excludes(record_us);
+  app.add_option("--sa-threads", sc.sa.threads, "SA worker threads on the one FIFO")->check(CLI::Range(1u, 1024u));
   app.add_option("--sa-queue", sc.sa.queue_limit,
                  "SA queue limit (requests beyond are dropped; 0: none, as OpenSM)");
   app.add_option("--sa-fifo-timeout-ms", fifo_timeout_ms,
@@ -46,7 +63,7 @@ int main(int argc, char** argv) {
                  "queue had waited longer (0: never)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--pace", pace, "adaptive (the Policy: SaPacer) | fixed (token bucket only) | "
-                 "oracle (0.8 x sa-rate / N per node)")
+                 "oracle (0.8 x the SA's GET rate / N per node)")
       ->check(CLI::IsMember({"adaptive", "fixed", "oracle"}));
   app.add_option("--latency-us", latency_us, "one-way fabric latency, us")->check(CLI::NonNegativeNumber);
   app.add_option("--mad-timeout-ms", mad_timeout_ms, "SaClient per-MAD timeout")->check(CLI::PositiveNumber);
@@ -61,7 +78,13 @@ int main(int argc, char** argv) {
   app.add_option("--job-start-capacity", sc.job_start_capacity,
                  "job-start without SM restart: cache entries each node keeps (0: --capacity)");
   app.add_option("--request-timeout-s", request_timeout_s, "deadline of each resolve (default: Policy)");
-  app.add_option("--duration-s", sc.duration_s, "churn / sm-restart: traffic duration");
+  app.add_option("--duration-s", sc.duration_s, "churn / sm-restart: traffic duration; idle: run length");
+  app.add_option("--warm-s", warm_s, "job-start: the daemons start this long before the job; figures "
+                 "count from the job's start, the warm-up's in `warmup`")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--start-spread-s", sc.start_spread_s,
+                 "boot / --warm-s: each daemon starts at a random time in [0, this)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--connect-rate", sc.connects_per_rank_s, "churn / sm-restart: connects per rank per s")
       ->check(CLI::PositiveNumber);
   app.add_option("--working-set", sc.working_set, "sm-restart: destinations each node keeps using")
@@ -89,6 +112,10 @@ int main(int argc, char** argv) {
   sc.workload = *workload_from_string(workload);  // checked by IsMember above
   sc.strategy = *strategy_from_string(strategy);
   sc.pace = *pace_from_string(pace);
+  sc.sa.query_ns = std::llround(sa_query_us * 1e3);
+  sc.sa.record_ns = std::llround(sa_record_us * 1e3);
+  if (sa_rate > 0) sc.sa.set_get_rate(sa_rate);
+  if (warm_s >= 0) sc.warm_s = warm_s;
   sc.sa.fifo_timeout_ns = std::llround(fifo_timeout_ms * 1e6);
   sc.sa.latency_ns = std::llround(latency_us * 1e3);
   sc.mad_timeout_ns = std::llround(mad_timeout_ms * 1e6);
@@ -116,9 +143,15 @@ int main(int argc, char** argv) {
     result = per_process_job_start(sc);
     if (!csv.empty()) std::cerr << "ibat-sim: closed form has no time series; --csv ignored\n";
   } else {
-    Simulator sim(sc);
-    result = sim.run();
-    if (!csv.empty() && !sim.series().write_csv(csv)) {
+    std::unique_ptr<Simulator> sim;
+    try {
+      sim = std::make_unique<Simulator>(sc);
+    } catch (const std::invalid_argument& e) {  // a combination the simulator does not model
+      std::cerr << "ibat-sim: " << e.what() << '\n';
+      return 2;
+    }
+    result = sim->run();
+    if (!csv.empty() && !sim->series().write_csv(csv)) {
       std::cerr << "ibat-sim: cannot write " << csv << '\n';
       return 1;
     }

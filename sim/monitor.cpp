@@ -12,7 +12,8 @@ std::int64_t ns_of(core::TimePoint t) { return t.time_since_epoch().count(); }
 }  // namespace
 
 // Daemons already running at time 0: each settled its last check at a random time within one
-// routine interval before, so the next routine checks are spread over the first interval.
+// routine interval before, so the next routine checks are spread over the first interval. The
+// others wait for start_daemon(), unsubscribed.
 Monitor::Monitor(const MonitorOptions& options, std::uint32_t nodes, const fabric::RetryPolicy& sa_retry,
                  std::uint64_t seed, EventQueue& queue, SaModel& sa)
     : options_(options),
@@ -28,6 +29,11 @@ Monitor::Monitor(const MonitorOptions& options, std::uint32_t nodes, const fabri
   for (std::uint32_t n = 0; n < nodes; ++n) {
     NodeState& s = nodes_.emplace_back(
         fabric::SmCheckSchedule(core::Duration{options_.poll_ns}, core::Duration{options_.sm_check_ns}, rng_()));
+    if (!options_.running_at_start) {
+      s.phase_ns = kNotStarted;
+      s.subscriptions = 0;
+      continue;
+    }
     s.phase_ns = phase(rng_);
     const core::TimePoint last = time_point(-settled_ago(rng_));
     s.schedule.start(last);
@@ -36,7 +42,20 @@ Monitor::Monitor(const MonitorOptions& options, std::uint32_t nodes, const fabri
 }
 
 void Monitor::start() {
-  for (std::uint32_t n = 0; n < nodes_.size(); ++n) schedule(n, 0);
+  for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
+    if (nodes_[n].phase_ns != kNotStarted) schedule(n, 0);
+  }
+}
+
+void Monitor::start_daemon(std::uint32_t n, std::int64_t now_ns) {
+  if (nodes_.empty()) return;
+  NodeState& s = nodes_[n];
+  s.phase_ns = now_ns;
+  s.schedule.start(time_point(now_ns));
+  send(n, Purpose::subscribe, now_ns);  // trap 64
+  send(n, Purpose::subscribe, now_ns);  // trap 65
+  send(n, Purpose::mcmember, now_ns);   // the broadcast group
+  schedule(n, now_ns);                  // the full check, this poll
 }
 
 std::int64_t Monitor::next_poll(const NodeState& s, std::int64_t t) const {
@@ -146,7 +165,7 @@ void Monitor::on_remote_timeout(std::uint32_t n, std::int64_t now_ns) {
 }
 
 void Monitor::on_sm_changed(std::uint32_t n, std::int64_t now_ns) {
-  if (nodes_.empty()) return;
+  if (nodes_.empty() || nodes_[n].phase_ns == kNotStarted) return;  // it will find the new SM at its start
   NodeState& s = nodes_[n];
   s.subscriptions = 0;
   send(n, Purpose::subscribe, now_ns);  // trap 64

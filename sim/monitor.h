@@ -2,9 +2,10 @@
 // on the simulator's clock: a 0-hop PortInfo to its own port every poll (local: counted, never
 // reaches the SM), and an SM/SA check whenever the daemon's own fabric::SmCheckSchedule says so —
 // routine (the subscription check; SMInfo if unanswered) or full (SMInfo, then the subscription
-// check). An SM change also re-subscribes to traps 64/65 and re-reads the broadcast group. Every
-// remote MAD runs MadRequester's attempts (sim/mad_attempts.h) as SA/SM arrivals in the SA
-// model, so the SA load includes them. See docs/scale.md "Monitoring MADs".
+// check). An SM change, and a daemon's start (boot, --warm-s), also (re-)subscribe to traps 64/65
+// and (re-)read the broadcast group. Every remote MAD runs MadRequester's attempts
+// (sim/mad_attempts.h) as SA/SM arrivals in the SA model, so the SA load includes them. See
+// docs/scale.md "Monitoring MADs".
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,7 @@ struct MonitorOptions {
   std::int64_t sm_check_ns = 60'000'000'000;        // fabric.sm_check_interval_s (x [1, 1.5))
   std::int64_t check_timeout_ns = 200'000'000;      // a check MAD: min(mad_timeout, poll / 4)
   std::uint32_t check_retries = 1;                  // ... and one resend
+  bool running_at_start = true;  // false: each daemon starts at its start_daemon()
 };
 
 struct MonitorTotals {
@@ -37,12 +39,17 @@ struct MonitorTotals {
 
 class Monitor {
  public:
-  // Daemons already running at time 0: subscriptions confirmed, random poll phase, each one's
-  // last check settled at a random time within one routine interval before.
+  // Daemons already running at time 0 (MonitorOptions::running_at_start): subscriptions
+  // confirmed, random poll phase, each one's last check settled at a random time within one
+  // routine interval before. Otherwise none runs before its start_daemon().
   Monitor(const MonitorOptions& options, std::uint32_t nodes, const fabric::RetryPolicy& sa_retry,
           std::uint64_t seed, EventQueue& queue, SaModel& sa);
 
-  void start();  // schedules every node's first due check
+  void start();  // schedules every running node's first due check
+  // The daemon of `node` starts (FabricPort::start): its first poll, at once, finds the SM, so it
+  // subscribes to traps 64/65, reads the broadcast group and runs a full check; it polls every
+  // poll interval from now on.
+  void start_daemon(std::uint32_t node, std::int64_t now_ns);
   void handle(const Event& e, std::int64_t now_ns);  // monitor_poll, monitor_reply, monitor_lost
   // A remote MAD of `node` (a path query attempt) timed out: a full check once its back-off allows.
   void on_remote_timeout(std::uint32_t node, std::int64_t now_ns);
@@ -57,10 +64,11 @@ class Monitor {
     Purpose purpose = Purpose::sm_info;
     MadAttempts attempts;
   };
+  static constexpr std::int64_t kNotStarted = INT64_MAX;
   struct NodeState {
     explicit NodeState(fabric::SmCheckSchedule s) : schedule(std::move(s)) {}
     fabric::SmCheckSchedule schedule;
-    std::int64_t phase_ns = 0;        // polls at phase + k * poll
+    std::int64_t phase_ns = 0;        // polls at phase + k * poll; kNotStarted before the start
     std::int64_t poll_at = -1;        // the scheduled monitor_poll, -1 if none
     fabric::SmCheck check = fabric::SmCheck::none;  // in progress
     bool master_seen = false;

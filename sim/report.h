@@ -7,7 +7,8 @@
 
 namespace ibat::sim {
 
-// Every field of RunResult plus the scenario, events_per_s and peak_rss_mb.
+// Every field of RunResult (a --warm-s warm-up's as the object `warmup`) plus the scenario,
+// events_per_s and peak_rss_mb.
 nlohmann::json to_json(const Scenario& scenario, const RunResult& result);
 std::string summary_line(const Scenario& scenario, const RunResult& result);
 // Peak resident set size of this process so far (getrusage), MiB.

@@ -3,13 +3,25 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace ibat::sim {
 
+void SaOptions::set_get_rate(double gets_per_s) {
+  const std::int64_t get_ns = std::max<std::int64_t>(1, std::llround(1e9 / gets_per_s));
+  const std::int64_t record = std::llround(static_cast<double>(get_ns) * static_cast<double>(record_ns) /
+                                           static_cast<double>(work_ns(1)));
+  record_ns = record;
+  query_ns = get_ns - record;
+}
+
 SaModel::SaModel(const SaOptions& options, TimeSeries& series)
-    : options_(options),
-      series_(series),
-      service_ns_(std::max<std::int64_t>(1, std::llround(1e9 / options.rate_per_s))) {}
+    : options_(options), series_(series), worker_free_ns_(options.threads, 0) {
+  if (options.threads < 1) throw std::invalid_argument("the SA needs at least one thread");
+  if (options.query_ns < 0 || options.record_ns < 0 || options.work_ns(1) < 1) {
+    throw std::invalid_argument("SA costs must be >= 0 and a GET must cost something");
+  }
+}
 
 void SaModel::add_outage(std::int64_t from_ns, std::int64_t to_ns) {
   outages_.emplace_back(from_ns, to_ns);
@@ -23,15 +35,22 @@ const std::pair<std::int64_t, std::int64_t>* SaModel::outage_at_or_after(std::in
   return nullptr;
 }
 
-std::optional<std::int64_t> SaModel::submit(std::int64_t sent_ns) {
+// What the workers have taken off the FIFO by `t`, and what of it they have finished.
+void SaModel::take_started_off_the_queue(std::int64_t t) {
+  while (!waiting_.empty() && waiting_.front().start_ns <= t) {
+    last_started_ = waiting_.front();
+    in_service_.push(last_started_.finish_ns);
+    waiting_.pop_front();
+  }
+  while (!in_service_.empty() && in_service_.top() <= t) in_service_.pop();
+}
+
+std::optional<std::int64_t> SaModel::submit(std::int64_t sent_ns, SaQuery query) {
   const std::int64_t arrival = sent_ns + options_.latency_ns;
   ++totals_.arrived;
   series_.add_sa_arrival(arrival);
-  while (!waiting_.empty() && waiting_.front().start_ns <= arrival) {
-    last_started_ = waiting_.front();
-    waiting_.pop_front();
-  }
-  const std::size_t in_sa = waiting_.size() + (last_started_.finish_ns > arrival ? 1 : 0);
+  take_started_off_the_queue(arrival);
+  const std::size_t in_sa = waiting_.size() + in_service_.size();
   // OpenSM's sa_mad_ctrl_rcv_callback: more than one message queued and the last one dispatched
   // had waited beyond max_msg_fifo_timeout.
   const bool overloaded = options_.fifo_timeout_ns > 0 && waiting_.size() > 1 &&
@@ -46,17 +65,21 @@ std::optional<std::int64_t> SaModel::submit(std::int64_t sent_ns) {
     series_.add_sa_drop(arrival);
     return std::nullopt;
   }
-  const std::int64_t start = std::max(last_finish_ns_, arrival);
-  const std::int64_t finish = start + service_ns_;
+  // FIFO: the first worker to be free takes it, never before an earlier arrival started.
+  const auto worker = std::min_element(worker_free_ns_.begin(), worker_free_ns_.end());
+  const std::int64_t start = std::max(*worker, arrival);
+  const std::int64_t work = options_.work_ns(query.records);
+  const std::int64_t finish = start + work;
   if (outage != nullptr && finish > outage->first) {
     // Queued when the SM went away: lost with it. The server restarts idle after the outage.
     ++totals_.dropped;
     series_.add_sa_drop(arrival);
     return std::nullopt;
   }
-  last_finish_ns_ = finish;
+  *worker = finish;
   waiting_.push_back(Accepted{start, finish, start - arrival});
-  totals_.max_wait_ns = std::max(totals_.max_wait_ns, start - arrival);
+  totals_.records += query.records;
+  totals_.busy_ns += work;
   series_.add_sa_wait(start, start - arrival);
   ++totals_.served;
   series_.add_sa_served(finish);

@@ -7,6 +7,8 @@ std::optional<Workload> workload_from_string(std::string_view s) {
   if (s == "job-start") return Workload::job_start;
   if (s == "churn") return Workload::churn;
   if (s == "sm-restart") return Workload::sm_restart;
+  if (s == "boot") return Workload::boot;
+  if (s == "idle") return Workload::idle;
   return std::nullopt;
 }
 
@@ -38,6 +40,8 @@ std::string_view to_string(Workload w) {
     case Workload::job_start: return "job-start";
     case Workload::churn: return "churn";
     case Workload::sm_restart: return "sm-restart";
+    case Workload::boot: return "boot";
+    case Workload::idle: return "idle";
   }
   return "?";
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,7 +13,10 @@
 
 namespace ibat::sim {
 
-enum class Workload : std::uint8_t { job_start, churn, sm_restart };
+// docs/scale.md "Workloads". boot: the daemons start together and no job runs, the run ends when
+// every daemon holds a path to every other node; idle: daemons already running, nothing but
+// their own upkeep for duration_s.
+enum class Workload : std::uint8_t { job_start, churn, sm_restart, boot, idle };
 enum class Strategy : std::uint8_t { per_process, flush_on_sm_change, ibat };
 // How the cached strategies' Resolvers pace the SA: the Policy as given (adaptive SaPacer by
 // default), its token bucket alone (fixed), or the oracle: 0.8 x SA rate / N per node, burst 1.
@@ -49,7 +53,13 @@ struct Scenario {
   // Of each resolve; default Policy::request_timeout (job-start: Policy::max_request_timeout).
   std::optional<core::Duration> request_timeout;
 
-  // churn and sm-restart: steady traffic until `duration_s`.
+  // job-start: the daemons start this long before the job (none: they run already, as in every
+  // other workload but boot). The run's figures then count from the job's start, the warm-up's
+  // own in RunResult::warmup.
+  std::optional<double> warm_s;
+  // boot and warm_s: each daemon starts at a uniform random time in [0, start_spread_s).
+  double start_spread_s = 1.0;
+  // churn and sm-restart: steady traffic until `duration_s`; idle: the run's length.
   double duration_s = 60.0;
   double connects_per_rank_s = 1.0;  // churn: Poisson rate; sm-restart: one connect per period
   std::uint32_t working_set = 64;    // sm-restart: destinations each node keeps using
@@ -68,6 +78,7 @@ struct Scenario {
   bool force_analytic = false;
 };
 
+// What a run measured, over its window: the whole run, or from the job's start with warm_s.
 struct RunResult {
   bool analytic = false;
   std::uint64_t requests = 0;      // resolve requests (connects) issued by ranks
@@ -78,6 +89,9 @@ struct RunResult {
   double sa_max_wait_ms = 0;               // longest wait in the SA's queue
   std::uint64_t sa_late_buckets = 0;       // buckets in which a request waited > the MAD timeout
   double sa_peak_qps = 0;
+  std::uint64_t sa_records = 0;    // records the SA computed (a GET: 1)
+  double sa_busy_s = 0;            // the SA's work, summed over its threads
+  double sa_busy_fraction = 0;     // sa_busy_s / (threads x the window's length)
   std::uint64_t failures = 0;      // requests completed with an error
   std::uint64_t stale_lid_served = 0;  // answers carrying a LID the SM no longer uses
   double resolve_p50_ms = 0;
@@ -92,6 +106,7 @@ struct RunResult {
   std::uint64_t coalesced = 0;
   std::uint64_t evictions = 0;
   std::uint64_t revalidations = 0;
+  std::uint64_t paths_held = 0;       // cache entries of every Resolver at the end of the window
   // The daemons' port monitors: MADs to the SM/SA (included in sa_queries) and to the own port.
   std::uint64_t monitor_remote_mads = 0;
   std::uint64_t monitor_local_mads = 0;
@@ -100,6 +115,8 @@ struct RunResult {
   std::uint64_t events = 0;
   double wall_s = 0;
   std::string note;  // modelling remarks (e.g. what the closed form assumes)
+  // warm_s: the same figures over the warm-up, [0, job start) (its completion_s from 0).
+  std::shared_ptr<const RunResult> warmup;
 };
 
 }  // namespace ibat::sim

@@ -15,12 +15,15 @@ constexpr std::uint64_t kGuidBase = 0x0002c90300000000ULL;
 constexpr std::int64_t kMinTickStepNs = 1'000;  // guard if next_wakeup() does not move past now
 
 std::int64_t seconds_to_ns(double s) { return static_cast<std::int64_t>(std::llround(s * 1e9)); }
-double ns_to_ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+// boot and --warm-s: the daemons start during the run; otherwise they are running at time 0.
+bool daemons_start(const Scenario& s) { return s.workload == Workload::boot || s.warm_s.has_value(); }
 
 // per-process runs no daemon, hence no port monitor.
 MonitorOptions daemon_monitor(const Scenario& s) {
   MonitorOptions m = s.monitor;
   if (s.strategy == Strategy::per_process) m.enabled = false;
+  m.running_at_start = !daemons_start(s);
   return m;
 }
 
@@ -63,8 +66,19 @@ Simulator::Simulator(const Scenario& scenario)
   if (sc_.nodes < 2 || sc_.nodes > 20'000) throw std::invalid_argument("nodes must be in [2, 20000]");
   if (sc_.ranks < 1) throw std::invalid_argument("ranks must be >= 1");
   if (sc_.window < 1) throw std::invalid_argument("window must be >= 1");
+  const bool daemons = sc_.strategy != Strategy::per_process;
+  if ((sc_.workload == Workload::boot || sc_.workload == Workload::idle) && !daemons) {
+    throw std::invalid_argument("boot and idle are about daemons: not with per-process");
+  }
+  if (sc_.warm_s && (sc_.workload != Workload::job_start || !daemons || *sc_.warm_s < 0)) {
+    throw std::invalid_argument("warm-s: job-start with daemons only, and >= 0");
+  }
+  if (sc_.start_spread_s < 0) throw std::invalid_argument("start spread must be >= 0");
   working_set_ = std::min(sc_.working_set, sc_.nodes - 1);
-  if (sc_.workload != Workload::job_start) traffic_end_ns_ = seconds_to_ns(sc_.duration_s);
+  if (sc_.workload != Workload::job_start && sc_.workload != Workload::boot) {
+    traffic_end_ns_ = seconds_to_ns(sc_.duration_s);
+  }
+  if (sc_.warm_s) job_start_ns_ = seconds_to_ns(*sc_.warm_s);
   if (sc_.workload == Workload::sm_restart && !sc_.sm_restart_at_s) {
     sc_.sm_restart_at_s = sc_.duration_s / 3;
   }
@@ -83,14 +97,15 @@ Simulator::Simulator(const Scenario& scenario)
     sc_.policy.capacity = std::min(sc_.policy.capacity, sc_.job_start_capacity);
   }
 
-  // A job's wire-up waits as long as the daemon lets it: each node's window of connects waits
-  // window x N / sa_rate (5 s at 4,000 nodes), longer than the daemon's default deadline.
-  if (sc_.workload == Workload::job_start && !sc_.request_timeout) {
+  // A job's wire-up (and a boot's) waits as long as the daemon lets it: each node's window of
+  // connects waits window x N / sa_rate (5 s at 4,000 nodes), longer than the default deadline.
+  const bool all_pairs = sc_.workload == Workload::job_start || sc_.workload == Workload::boot;
+  if (all_pairs && !sc_.request_timeout) {
     sc_.request_timeout = sc_.policy.max_request_timeout;
   }
   if (sc_.pace != Pace::policy) sc_.policy.sa_adaptive = false;
   if (sc_.pace == Pace::oracle) {
-    sc_.policy.sa_rate = 0.8 * sc_.sa.rate_per_s / sc_.nodes;
+    sc_.policy.sa_rate = 0.8 * sc_.sa.get_rate_per_s() / sc_.nodes;
     sc_.policy.sa_burst = 1;
   }
   nodes_.resize(sc_.nodes);
@@ -119,59 +134,71 @@ RunResult Simulator::run() {
     ++result_.events;
     handle(e);
   }
-  result_.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-
-  const SaTotals& sa = sa_.totals();
-  result_.sa_queries = sa.arrived;
-  result_.sa_served = sa.served;
-  result_.sa_dropped = sa.dropped;
-  result_.sa_overload_dropped = sa.overload_dropped;
-  result_.sa_max_wait_ms = ns_to_ms(sa.max_wait_ns);
-  result_.sa_late_buckets = series_.buckets_waiting_over(sc_.mad_timeout_ns);
-  result_.sa_peak_qps = series_.peak_sa_qps();
-  const MonitorTotals mon = monitor_.totals(now_ns_);
-  result_.monitor_remote_mads = mon.remote_mads;
-  result_.monitor_local_mads = mon.local_mads;
-  result_.monitor_full_checks = mon.full_checks;
-  result_.monitor_routine_checks = mon.routine_checks;
-  result_.resolve_p50_ms = ns_to_ms(latency_.quantile(0.50));
-  result_.resolve_p99_ms = ns_to_ms(latency_.quantile(0.99));
-  result_.resolve_max_ms = ns_to_ms(latency_.max());
-  for (const Node& node : nodes_) {
-    if (!node.resolver) continue;
-    const core::Stats st = node.resolver->stats();
-    result_.resolver_sa_queries += st.sa_queries;
-    result_.cache_hits += st.cache_hits;
-    result_.stale_hits += st.stale_hits;
-    result_.stale_holds += st.stale_holds;
-    result_.stale_fallbacks += st.stale_fallbacks;
-    result_.coalesced += st.coalesced;
-    result_.evictions += st.evictions;
-    result_.revalidations += st.revalidations;
-  }
-  return result_;
+  RunResult result = figures(job_start_ns_, warmup_.get());
+  result.warmup = warmup_;
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return result;
 }
 
 void Simulator::start() {
-  const bool cached = sc_.strategy != Strategy::per_process;
-  monitor_.start();
-  if (sc_.workload == Workload::job_start) {
-    if (cached) {
+  if (daemons_start(sc_)) {
+    schedule_daemon_starts();
+  } else {
+    monitor_.start();
+  }
+  switch (sc_.workload) {
+    case Workload::job_start:
+      if (sc_.strategy == Strategy::per_process) {
+        cursors_active_ = ranks_.size();
+        for (std::uint32_t r = 0; r < ranks_.size(); ++r) pump_rank(r);
+        return;
+      }
       cursors_active_ = sc_.nodes;
-      for (std::uint32_t n = 0; n < sc_.nodes; ++n) after_call(n);  // pumps, then schedules the tick
       result_.note = "ranks of a node run in lockstep: the R*R connects of one (node, destination) "
                      "are one Resolver::resolve counted with weight R*R";
-    } else {
-      cursors_active_ = ranks_.size();
-      for (std::uint32_t r = 0; r < ranks_.size(); ++r) pump_rank(r);
-    }
-    return;
+      if (sc_.warm_s) {
+        queue_.push(job_start_ns_, EventKind::job_start, 0, 0);
+        result_.note += "; the daemons started warm_s before the job: the figures count from the job's "
+                        "start, the warm-up's are in `warmup`";
+        return;
+      }
+      for (std::uint32_t n = 0; n < sc_.nodes; ++n) after_call(n);  // pumps, then schedules the tick
+      return;
+    case Workload::boot:
+      cursors_active_ = sc_.nodes;  // each daemon's connects begin at its start
+      result_.note = "boot: no daemon asks the SA for a path nobody asked for, so each daemon resolves "
+                     "every other node once from its start (window connects at once): N(N-1) GETs";
+      return;
+    case Workload::idle:
+      queue_.push(traffic_end_ns_, EventKind::run_end, 0, 0);
+      return;
+    case Workload::churn:
+    case Workload::sm_restart: break;
   }
   const double period_s = 1.0 / sc_.connects_per_rank_s;
   std::uniform_real_distribution<double> phase(0.0, period_s);
   for (std::uint32_t r = 0; r < ranks_.size(); ++r) {
     queue_.push(seconds_to_ns(phase(rng_)), EventKind::rank_step, 0, r);
   }
+}
+
+// Every daemon starts at a uniform random time in [0, start_spread_s), from its own random stream
+// (the workload's draws do not move); a node's connects begin once both it and the job started.
+void Simulator::schedule_daemon_starts() {
+  std::mt19937_64 start_rng(sc_.seed ^ 0x737461727473ULL);
+  std::uniform_real_distribution<double> spread(0.0, sc_.start_spread_s);
+  for (std::uint32_t n = 0; n < sc_.nodes; ++n) {
+    const std::int64_t at = sc_.start_spread_s > 0 ? seconds_to_ns(spread(start_rng)) : 0;
+    nodes_[n].connects_from_ns = std::max(at, job_start_ns_);
+    queue_.push(at, EventKind::daemon_start, n, 0);
+  }
+}
+
+// --warm-s: the warm-up's figures are taken and the job's connects begin.
+void Simulator::start_job() {
+  warmup_ = std::make_shared<const RunResult>(figures(0, nullptr));
+  latency_ = LatencyHistogram{};
+  for (std::uint32_t n = 0; n < sc_.nodes; ++n) after_call(n);
 }
 
 void Simulator::handle(const Event& e) {
@@ -191,14 +218,20 @@ void Simulator::handle(const Event& e) {
     case EventKind::monitor_poll:
     case EventKind::monitor_reply:
     case EventKind::monitor_lost: monitor_.handle(e, now_ns_); return;
+    case EventKind::daemon_start:
+      monitor_.start_daemon(e.node, now_ns_);
+      after_call(e.node);
+      return;
+    case EventKind::job_start: start_job(); return;
+    case EventKind::run_end: return;  // finished() holds from now on
   }
 }
 
-// After any call into a node's Resolver: issue more job-start connects and keep exactly one
-// tick scheduled at its next_wakeup().
+// After any call into a node's Resolver: issue more job-start or boot connects and keep exactly
+// one tick scheduled at its next_wakeup().
 void Simulator::after_call(std::uint32_t n) {
   Node& node = nodes_[n];
-  if (sc_.workload == Workload::job_start) pump_node(n);
+  if (sc_.workload == Workload::job_start || sc_.workload == Workload::boot) pump_node(n);
   const auto wake = node.resolver->next_wakeup();
   if (!wake) return;
   std::int64_t t = wake->time_since_epoch().count();
@@ -209,14 +242,17 @@ void Simulator::after_call(std::uint32_t n) {
   }
 }
 
-// job-start, cached strategies: the node resolves destination nodes node+1, node+2, ... with at
-// most `window` outstanding; each resolve stands for the R*R connects of its ranks to that node.
+// job-start, cached strategies, and boot: from its connects_from_ns on, the node resolves
+// destination nodes node+1, node+2, ... with at most `window` outstanding; in job-start each
+// resolve stands for the R*R connects of its ranks to that node, in boot for the daemon's own.
 void Simulator::pump_node(std::uint32_t n) {
   Node& node = nodes_[n];
+  if (now_ns_ < node.connects_from_ns) return;
+  const std::uint32_t weight = sc_.workload == Workload::boot ? 1 : sc_.ranks * sc_.ranks;
   while (node.next_offset < sc_.nodes && node.outstanding < sc_.window) {
     const std::uint32_t dest = (n + node.next_offset) % sc_.nodes;
     if (++node.next_offset == sc_.nodes) --cursors_active_;
-    issue(n, dest, sc_.ranks * sc_.ranks, kNoRank);
+    issue(n, dest, weight, kNoRank);
   }
 }
 

@@ -73,6 +73,7 @@ class Simulator {
     std::unique_ptr<NodeSink> sink;
     std::unique_ptr<core::Resolver> resolver;  // null for per-process
     std::int64_t wake_at = -1;
+    std::int64_t connects_from_ns = 0;  // job-start, boot: its first connect (job start, daemon start)
     std::uint32_t next_offset = 1;  // job-start, cached strategies: next destination (node + offset)
     std::uint32_t outstanding = 0;
     std::vector<Slot> slots;
@@ -88,6 +89,8 @@ class Simulator {
   static constexpr std::uint32_t kNoRank = UINT32_MAX;
 
   void start();
+  void schedule_daemon_starts();
+  void start_job();
   void handle(const Event& e);
   void after_call(std::uint32_t node);
   void pump_node(std::uint32_t node);
@@ -104,6 +107,8 @@ class Simulator {
   core::PathRecord path_between(std::uint32_t node, std::uint32_t dest) const;
   std::uint32_t working_set_dest(std::uint32_t node, std::uint32_t index) const;
   bool finished() const;
+  // The run's figures from `from_ns` to now; counters minus those of `before` (the warm-up) if given.
+  RunResult figures(std::int64_t from_ns, const RunResult* before) const;
 
   Scenario sc_;
   std::int64_t now_ns_ = 0;
@@ -121,6 +126,8 @@ class Simulator {
   std::uint32_t lid_epoch_ = 0;
   std::uint32_t working_set_ = 0;
   std::int64_t traffic_end_ns_ = 0;
+  std::int64_t job_start_ns_ = 0;      // --warm-s: the job's start, where the figures count from
+  std::shared_ptr<const RunResult> warmup_;  // --warm-s: the figures of [0, job start)
   std::uint64_t cursors_active_ = 0;   // job-start: nodes/ranks with connects left to issue
   std::uint64_t slots_in_use_ = 0;
   RunResult result_;

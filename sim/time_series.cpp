@@ -12,15 +12,26 @@ TimeSeries::Bucket& TimeSeries::at(std::int64_t t_ns) {
   return buckets_[index];
 }
 
-double TimeSeries::peak_sa_qps() const {
+std::vector<TimeSeries::Bucket>::const_iterator TimeSeries::from(std::int64_t t_ns) const {
+  const auto index = static_cast<std::size_t>(std::max<std::int64_t>(0, t_ns) / bucket_ns_);
+  return buckets_.begin() + static_cast<std::ptrdiff_t>(std::min(index, buckets_.size()));
+}
+
+double TimeSeries::peak_sa_qps(std::int64_t from_ns) const {
   std::uint64_t peak = 0;
-  for (const auto& b : buckets_) peak = std::max(peak, b.sa_arrivals);
+  for (auto b = from(from_ns); b != buckets_.end(); ++b) peak = std::max(peak, b->sa_arrivals);
   return static_cast<double>(peak) * 1e9 / static_cast<double>(bucket_ns_);
 }
 
-std::uint64_t TimeSeries::buckets_waiting_over(std::int64_t limit_ns) const {
+std::uint64_t TimeSeries::buckets_waiting_over(std::int64_t limit_ns, std::int64_t from_ns) const {
   const auto over = [limit_ns](const Bucket& b) { return b.sa_max_wait_ns > limit_ns; };
-  return static_cast<std::uint64_t>(std::count_if(buckets_.begin(), buckets_.end(), over));
+  return static_cast<std::uint64_t>(std::count_if(from(from_ns), buckets_.end(), over));
+}
+
+std::int64_t TimeSeries::max_sa_wait_ns(std::int64_t from_ns) const {
+  std::int64_t longest = 0;
+  for (auto b = from(from_ns); b != buckets_.end(); ++b) longest = std::max(longest, b->sa_max_wait_ns);
+  return longest;
 }
 
 bool TimeSeries::write_csv(const std::string& path) const {

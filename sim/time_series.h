@@ -26,10 +26,13 @@ class TimeSeries {
     b.failures += failed;
   }
 
-  // Highest SA arrival rate over any bucket, in queries per second.
-  double peak_sa_qps() const;
-  // Buckets in which some request waited in the SA's queue longer than limit_ns.
-  std::uint64_t buckets_waiting_over(std::int64_t limit_ns) const;
+  // Over the buckets from the one holding `from_ns` on (a run's measured window):
+  // the highest SA arrival rate of a bucket, in queries per second;
+  double peak_sa_qps(std::int64_t from_ns = 0) const;
+  // the buckets in which some request waited in the SA's queue longer than limit_ns;
+  std::uint64_t buckets_waiting_over(std::int64_t limit_ns, std::int64_t from_ns = 0) const;
+  // the longest wait in the SA's queue.
+  std::int64_t max_sa_wait_ns(std::int64_t from_ns = 0) const;
   // Writes "time_s,sa_qps,sa_served_qps,sa_dropped,completions,failures,sa_max_wait_ms" rows.
   // False on I/O error.
   bool write_csv(const std::string& path) const;
@@ -44,6 +47,7 @@ class TimeSeries {
     std::int64_t sa_max_wait_ns = 0;
   };
   Bucket& at(std::int64_t t_ns);
+  std::vector<Bucket>::const_iterator from(std::int64_t t_ns) const;
 
   std::int64_t bucket_ns_;
   std::vector<Bucket> buckets_;

@@ -18,7 +18,7 @@ struct Harness {
   explicit Harness(double sa_rate) : sa(options(sa_rate), series) {}
   static SaOptions options(double rate) {
     SaOptions o;
-    o.rate_per_s = rate;
+    o.set_get_rate(rate);
     o.latency_ns = 0;
     return o;
   }
