@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -10,6 +11,10 @@
 #include "core/types.h"
 
 namespace ibat::fabric {
+
+// Records a GetTable answer may hold: a subnet has at most 49,151 unicast LIDs, and alias GUIDs
+// add records. 65,536 PathRecords are a 4 MiB answer.
+inline constexpr std::size_t kDefaultTableMaxRecords = 65536;
 
 struct FabricOptions {
   std::string ca;                          // empty: first CA umad finds
@@ -20,6 +25,7 @@ struct FabricOptions {
   core::Duration sm_check_interval = std::chrono::seconds(60);  // routine SM/SA check (x [1, 1.5))
   bool subscribe_traps = true;             // InformInfo for traps 64/65
   core::Pkey broadcast_pkey{0xFFFF};       // IPoIB broadcast group read for on_broadcast_params
+  std::size_t table_max_records = kDefaultTableMaxRecords;  // bounds GetTable answers and the receive buffer
 };
 
 struct FabricStats {
@@ -34,6 +40,11 @@ struct FabricStats {
   std::uint64_t reports = 0;            // trap Reports received from the SM (and answered)
   std::uint64_t rejected_reports = 0;   // Reports from a LID other than the SM's: dropped
   std::uint64_t sm_changes = 0;
+  std::uint64_t oversized_mads = 0;         // received messages too long to keep (GetTable bound)
+  std::uint64_t sa_gettables_sent = 0;      // PathRecord and NodeRecord GetTables started
+  std::uint64_t sa_gettables_answered = 0;  // GetTableResps received, whatever their status
+  std::uint64_t sa_table_records = 0;       // records in the GetTableResps that could be read
+  std::uint64_t sa_table_bytes = 0;         // bytes of every GetTableResp received
   bool port_events = false;  // HCA port events are live (then no routine SM/SA check)
 };
 

@@ -1,6 +1,7 @@
 // FabricPort: wires UmadTransport, MadRequester, SaClient, PortMonitor and TrapSubscriber together
-// on the owner's loop. Path queries that arrive before the SM LID is known wait for the first
-// PortInfo; every SM change re-subscribes to traps and re-reads the broadcast group.
+// on the owner's loop. Path queries and GetTables that arrive before the SM LID is known wait for
+// the first PortInfo; every SM change re-subscribes to traps, re-reads the broadcast group and lets
+// GetTables be tried again.
 #include "fabric/fabric_port.h"
 
 #include <random>
@@ -19,9 +20,10 @@ struct FabricPort::Impl {
   Impl(asio::io_context& loop, const FabricOptions& opts, FabricEvents evs)
       : options(opts),
         events(std::move(evs)),
-        transport(loop, opts.ca, opts.port),
+        transport(loop, opts.ca, opts.port, table_message_bound(opts.table_max_records)),
         requester(loop, transport, std::random_device{}()),
-        sa(requester, RetryPolicy{opts.mad_timeout, opts.mad_retries}),
+        sa(requester, RetryPolicy{opts.mad_timeout, opts.mad_retries},
+           TableOptions{opts.table_max_records, transport.reassembles_rmpp()}),
         port_events(open_verbs_events(loop, transport.snapshot().ca, transport.snapshot().port, no_port_events)),
         monitor(loop, requester, transport.snapshot().gid, static_cast<std::uint8_t>(transport.snapshot().port),
                 opts.poll_interval, port_events ? core::Duration::zero() : opts.sm_check_interval,
@@ -33,7 +35,11 @@ struct FabricPort::Impl {
                                     }}),
         traps(requester, transport, RetryPolicy{opts.mad_timeout, opts.mad_retries},
               TrapSubscriber::Events{events.on_gid_in_service, events.on_gid_out_of_service,
-                                     [this](std::uint16_t trap, bool ok) { on_trap_subscribed(trap, ok); }}) {}
+                                     [this](std::uint16_t trap, bool ok) { on_trap_subscribed(trap, ok); }}) {
+    sa.on_tables_off([this](const std::string& reason) {
+      if (events.on_table_fallback) events.on_table_fallback(reason);
+    });
+  }
 
   // A poll must finish well inside its interval: short attempts, one resend.
   static RetryPolicy monitor_policy(const FabricOptions& opts) {
@@ -68,11 +74,21 @@ struct FabricPort::Impl {
       std::vector<core::PathQuery> waiting;
       waiting.swap(queued);
       for (const auto& q : waiting) send(q);
+      std::vector<QueuedTable> tables;
+      tables.swap(queued_tables);
+      for (auto& t : tables) {
+        if (sa.tables_usable()) {
+          query_table(t);
+        } else {
+          t.done(failed_table(core::Error::invalid, sa.tables_off_reason()));
+        }
+      }
     }
   }
 
   void on_sm_changed() {
     ++sm_changes;
+    sa.on_sm_changed();
     if (events.on_sm_changed) events.on_sm_changed();
     refresh_sm_state();
   }
@@ -87,6 +103,20 @@ struct FabricPort::Impl {
                                  events.on_broadcast_params(params);
                                }
                              });
+  }
+
+  struct QueuedTable {
+    core::Gid sgid;
+    core::Pkey pkey;
+    std::function<void(const PathTable&)> done;
+  };
+
+  bool query_table(QueuedTable& table) {
+    if (sa.sm_lid().value == 0 && sa.tables_usable()) {
+      queued_tables.push_back(std::move(table));
+      return true;
+    }
+    return sa.query_path_table(table.sgid, table.pkey, std::move(table.done));
   }
 
   void send(const core::PathQuery& query) {
@@ -111,6 +141,7 @@ struct FabricPort::Impl {
   core::LocalPort current;
   std::uint8_t sm_sl = 0;
   std::vector<core::PathQuery> queued;
+  std::vector<QueuedTable> queued_tables;
   std::uint64_t sm_changes = 0;
   int subscriptions_confirmed = 0;  // trap subscriptions the current SA accepted
 };
@@ -142,6 +173,13 @@ void FabricPort::cancel_query(core::QueryId id) {
   std::erase_if(impl_->queued, [id](const core::PathQuery& q) { return q.id == id; });
 }
 
+bool FabricPort::query_path_table(const core::Gid& sgid, core::Pkey pkey, std::function<void(const PathTable&)> done) {
+  Impl::QueuedTable table{sgid, pkey, std::move(done)};
+  return impl_->query_table(table);
+}
+
+bool FabricPort::tables_usable() const { return impl_->sa.tables_usable(); }
+
 FabricStats FabricPort::stats() const {
   const RequesterCounters& c = impl_->requester.counters();
   FabricStats s;
@@ -156,6 +194,12 @@ FabricStats FabricPort::stats() const {
   s.reports = impl_->traps.reports();
   s.rejected_reports = impl_->traps.rejected_reports();
   s.sm_changes = impl_->sm_changes;
+  s.oversized_mads = impl_->transport.oversized();
+  const TableCounters& t = impl_->sa.table_counters();
+  s.sa_gettables_sent = t.sent;
+  s.sa_gettables_answered = t.answered;
+  s.sa_table_records = t.records;
+  s.sa_table_bytes = t.bytes;
   s.port_events = impl_->port_events != nullptr;
   return s;
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include <asio/io_context.hpp>
 
@@ -15,6 +16,7 @@
 #include "core/resolve_types.h"
 #include "core/types.h"
 #include "fabric/fabric_options.h"
+#include "fabric/path_table.h"
 
 namespace ibat::fabric {
 
@@ -27,6 +29,9 @@ struct FabricEvents {
   std::function<void(const core::BroadcastParams&)> on_broadcast_params;
   // After each (re-)subscription: whether OpenSM accepted InformInfo for trap 64 or 65.
   std::function<void(std::uint16_t trap, bool ok)> on_trap_subscribed;
+  // Once per SM when PathRecord GetTables go off (refused, unanswered, unreadable; or no RMPP at
+  // the first table asked for): why. Until the next SM, use GETs.
+  std::function<void(const std::string& reason)> on_table_fallback;
 };
 
 class FabricPort final : public core::QuerySink {
@@ -43,6 +48,12 @@ class FabricPort final : public core::QuerySink {
 
   void send_path_query(const core::PathQuery& query) override;
   void cancel_query(core::QueryId id) override;
+
+  // The PathRecord GetTable of `sgid`'s subnet (SaClient::query_path_table); before the SM LID is
+  // known it waits for the first PortInfo. Returns false, and never calls `done`, when GetTables
+  // are off for this SM (tables_usable()).
+  bool query_path_table(const core::Gid& sgid, core::Pkey pkey, std::function<void(const PathTable&)> done);
+  bool tables_usable() const;
 
   FabricStats stats() const;
   core::LocalPort local_port() const;

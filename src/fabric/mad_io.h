@@ -3,6 +3,7 @@
 // tests replace with a fake. Everything here is plain data; no libibumad types leak out.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -27,7 +28,9 @@ struct OutgoingMad {
 };
 
 struct ReceivedMad {
-  std::vector<std::uint8_t> bytes;  // zero-filled beyond what the transport received
+  std::vector<std::uint8_t> bytes;  // what the transport kept: at least 256 bytes, zero-filled
+  std::size_t length = 0;           // the message's length: 256 for one MAD, more for an RMPP one;
+                                    // more than bytes.size() when it was too long to keep whole
   core::Lid slid;                   // source LID from the work completion
   std::uint32_t source_qpn = 0;
   int status = 0;                   // umad_status(): 0, or e.g. 110 when a send was not answered

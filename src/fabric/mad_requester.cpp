@@ -113,7 +113,7 @@ bool MadRequester::on_receive(const ReceivedMad& mad) {
   }
   AnswerHandler on_answer = std::move(it->second->on_answer);
   outstanding_.erase(it);
-  const MadAnswer answer{*header, mad.bytes};
+  const MadAnswer answer{*header, mad.bytes, mad.length};
   on_answer(&answer);
   return true;
 }

@@ -32,10 +32,11 @@ struct MadExpectation {
   bool check_source_lid = true;  // the response must come from the LID the request went to
 };
 
-// A validated response: its decoded header and the whole received MAD.
+// A validated response: its decoded header and the whole received MAD (or RMPP message).
 struct MadAnswer {
   mad::MadHeader header;
-  std::span<const std::uint8_t> bytes;
+  std::span<const std::uint8_t> bytes;  // zero-filled to at least 256 bytes
+  std::size_t length = 0;               // the message's length (ReceivedMad::length)
 };
 
 struct RequesterCounters {

@@ -52,7 +52,10 @@ core::QueryResult path_result_from_answer(const core::PathQuery& query, const Ma
   return result;
 }
 
-SaClient::SaClient(MadRequester& requester, const RetryPolicy& policy) : requester_(requester), policy_(policy) {}
+SaClient::SaClient(MadRequester& requester, const RetryPolicy& policy, const TableOptions& tables)
+    : requester_(requester), policy_(policy), tables_(tables) {
+  if (!tables_.rmpp) tables_off_reason_ = "the MAD layer has no RMPP (umad2sim): a GetTable answer would arrive cut";
+}
 
 void SaClient::set_sm(core::Lid sm_lid, std::uint8_t sm_sl) {
   sm_lid_ = sm_lid;

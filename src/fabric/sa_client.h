@@ -1,26 +1,50 @@
 // SaClient: SA queries on the owner's loop. GET PathRecord (DGID or DLID target, always with SGID,
-// P_Key and NumbPath=1, since OpenSM picks an arbitrary source otherwise) and GET MCMemberRecord of
-// the IPoIB broadcast group. Each answer is checked (SA status, record length, record fields vs.
-// the question) and mapped to core::Error. TIDs, timers and retries live in MadRequester.
+// P_Key and NumbPath=1, since OpenSM picks an arbitrary source otherwise), GET MCMemberRecord of
+// the IPoIB broadcast group, and the PathRecord GetTable of a port's whole subnet (SGID, P_Key,
+// Reversible, NumbPath=1, DGID wildcarded; path_table.h). Each answer is checked (SA status,
+// record length, record fields vs. the question) and mapped to core::Error. TIDs, timers and
+// retries live in MadRequester.
+//
+// GetTable falls back to GETs: when the SA refuses one, never answers it, or sends what cannot be
+// read, GetTables stay off until the next SM (on_sm_changed), and on_tables_off reports it once.
+// Without RMPP in the MAD layer (umad2sim) they are off from the start.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "core/query_sink.h"
 #include "core/resolve_types.h"
+#include "fabric/fabric_options.h"
 #include "fabric/mad_requester.h"
+#include "fabric/path_table.h"
 
 namespace ibat::fabric {
+
+struct TableOptions {
+  std::size_t max_records = kDefaultTableMaxRecords;  // a longer table is refused (GetTables off)
+  bool rmpp = true;  // the MAD layer joins RMPP answers; false: no GetTable
+};
+
+// PathRecord and NodeRecord GetTables, counted per query (retries are MadRequester's).
+struct TableCounters {
+  std::uint64_t sent = 0;      // GetTables started
+  std::uint64_t answered = 0;  // GetTableResps received, whatever their status
+  std::uint64_t records = 0;   // records in the answers that could be read
+  std::uint64_t bytes = 0;     // bytes of every GetTableResp received
+};
 
 class SaClient {
  public:
   using PathDone = std::function<void(const core::QueryResult&)>;
   using BroadcastDone = std::function<void(core::Error, const core::BroadcastParams&)>;
+  using TableDone = std::function<void(const PathTable&)>;
 
-  SaClient(MadRequester& requester, const RetryPolicy& policy);
+  SaClient(MadRequester& requester, const RetryPolicy& policy, const TableOptions& tables = {});
 
   // Where the SA lives (the SM LID and SL); requests in flight are redirected too.
   void set_sm(core::Lid sm_lid, std::uint8_t sm_sl);
@@ -34,14 +58,39 @@ class SaClient {
   // GET MCMemberRecord of ff12:401b:<pkey>::ffff:ffff.
   void query_broadcast_group(const core::Gid& port_gid, core::Pkey pkey, BroadcastDone done);
 
+  // Starts the PathRecord GetTable from `sgid` (with the switches' NodeRecord GetTable beside
+  // it); `done` runs exactly once. Returns false, and never calls `done`, when GetTables are off.
+  bool query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done);
+  bool tables_usable() const { return tables_off_reason_.empty(); }
+  const std::string& tables_off_reason() const { return tables_off_reason_; }
+  // A new SM: GetTables may be tried again. Tables started before it no longer turn them off.
+  void on_sm_changed();
+  // Runs once when GetTables go off (per SM; or at the first query when there is no RMPP).
+  void on_tables_off(std::function<void(const std::string& reason)> observer) {
+    tables_off_observer_ = std::move(observer);
+  }
+  const TableCounters& table_counters() const { return table_counters_; }
+
  private:
+  struct TableJob;
   OutgoingMad sa_mad(const mad::MadBuffer& bytes) const;
+  void on_path_table(const std::shared_ptr<TableJob>& job, const MadAnswer* answer);
+  void on_switch_table(const std::shared_ptr<TableJob>& job, const MadAnswer* answer);
+  void finish_table(TableJob& job);
+  void count_table_answer(const MadAnswer& answer, std::size_t records);
+  void turn_tables_off(const std::string& reason);
 
   MadRequester& requester_;
   RetryPolicy policy_;
+  TableOptions tables_;
   core::Lid sm_lid_;
   std::uint8_t sm_sl_ = 0;
   std::unordered_map<core::QueryId, MadRequester::Handle> paths_in_flight_;
+  std::string tables_off_reason_;  // empty: GetTables are on
+  bool tables_off_reported_ = false;
+  std::uint64_t sm_generation_ = 0;  // on_sm_changed calls so far
+  TableCounters table_counters_;
+  std::function<void(const std::string&)> tables_off_observer_;
 };
 
 // The core error for an SA answer's MAD status word (0 -> ok).

@@ -1,6 +1,7 @@
 // UmadTransport: libibumad port, agents, the receive thread and the send path.
 #include "fabric/umad_transport.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <span>
@@ -42,7 +43,8 @@ std::span<const std::uint8_t> bytes_of(const T& field) {
 extern "C" const char* __asan_default_suppressions() { return "interceptor_via_lib:libumad2sim.so\n"; }
 #endif
 
-UmadTransport::UmadTransport(asio::io_context& loop, const std::string& ca, int port) : loop_(loop) {
+UmadTransport::UmadTransport(asio::io_context& loop, const std::string& ca, int port, std::size_t max_message_bytes)
+    : loop_(loop), max_message_bytes_(std::max(max_message_bytes, mad::kMadSize)) {
   if (umad_init() < 0) throw std::runtime_error("umad_init failed: is libibumad usable here?");
   umad_port_t info{};
   if (umad_get_port(ca.empty() ? nullptr : ca.c_str(), port, &info) < 0) {
@@ -67,7 +69,9 @@ UmadTransport::UmadTransport(asio::io_context& loop, const std::string& ca, int 
   constexpr unsigned kReport = mad::method::kReport;
   long report_mask[16 / sizeof(long)] = {};
   report_mask[kReport / (8 * sizeof(long))] |= 1L << (kReport % (8 * sizeof(long)));
-  sa_agent_ = umad_register(port_id_, mad::mgmt_class::kSubnAdm, mad::kSaClassVersion, 0, report_mask);
+  simulator_ = umad_get_fd(port_id_) >= kSimulatorFdBase;
+  const std::uint8_t sa_rmpp_version = simulator_ ? 0 : 1;  // the kernel reassembles GetTable answers
+  sa_agent_ = umad_register(port_id_, mad::mgmt_class::kSubnAdm, mad::kSaClassVersion, sa_rmpp_version, report_mask);
   smi_lid_agent_ = umad_register(port_id_, mad::mgmt_class::kSubnLidRouted, mad::kSmpClassVersion, 0, nullptr);
   smi_dr_agent_ = umad_register(port_id_, mad::mgmt_class::kSubnDirectedRoute, mad::kSmpClassVersion, 0, nullptr);
   if (sa_agent_ < 0 || smi_lid_agent_ < 0 || smi_dr_agent_ < 0) {
@@ -122,27 +126,46 @@ bool UmadTransport::send(const OutgoingMad& mad) {
 
 void UmadTransport::io_thread_main() {
   std::weak_ptr<Receiver> receiver = receiver_;
+  // Room for a whole MAD at least, as libibumad needs: with less, umad2sim truncates and complains
+  // on stderr for every MAD. It grows, up to the bound, when the kernel has a longer (RMPP) message.
   std::vector<std::uint8_t> buffer(umad_size() + mad::kMadSize);
-  const std::size_t valid_bytes = umad_get_fd(port_id_) >= kSimulatorFdBase ? kSimulatorMadBytes : mad::kMadSize;
   while (!stopping_) {
-    std::fill(buffer.begin(), buffer.end(), 0);
-    // Room for a whole MAD, as libibumad needs: with less, umad2sim truncates and complains on
-    // stderr for every MAD, and the kernel refuses the read (-ENOSPC, the needed length in `length`).
-    int length = kMadBytes;
+    int length = static_cast<int>(buffer.size() - umad_size());
     const int agent = umad_recv(port_id_, buffer.data(), &length, kRecvPollMs);
-    if (agent < 0) continue;  // -ETIMEDOUT (idle), or a MAD too large for us (RMPP): not ours
-    ReceivedMad mad;
-    const auto* bytes = static_cast<const std::uint8_t*>(umad_get_mad(buffer.data()));
-    mad.bytes.assign(bytes, bytes + valid_bytes);
-    mad.bytes.resize(mad::kMadSize, 0);
-    const ib_mad_addr_t* addr = umad_get_mad_addr(buffer.data());
-    mad.slid = core::Lid{wire::get16(bytes_of(addr->lid), 0)};
-    mad.source_qpn = wire::get32(bytes_of(addr->qpn), 0);
-    mad.status = umad_status(buffer.data());
-    asio::post(loop_, [receiver, mad = std::move(mad)] {
-      if (auto r = receiver.lock()) (*r)(mad);
-    });
+    if (agent == -ENOSPC && static_cast<std::size_t>(length) <= max_message_bytes_) {
+      buffer.resize(umad_size() + static_cast<std::size_t>(length));  // the kernel kept it: read it again
+    } else if (agent == -ENOSPC) {
+      read_oversized(receiver, length);
+    } else if (agent >= 0) {
+      std::size_t received = std::min(static_cast<std::size_t>(std::max(length, 0)), buffer.size() - umad_size());
+      if (simulator_) received = std::min(received, kSimulatorMadBytes);
+      post(receiver, buffer, received, received);
+    }  // else -ETIMEDOUT: idle
   }
+}
+
+void UmadTransport::read_oversized(const std::weak_ptr<Receiver>& receiver, int length) {
+  std::vector<std::uint8_t> whole(umad_size() + static_cast<std::size_t>(length));
+  int whole_length = length;
+  if (umad_recv(port_id_, whole.data(), &whole_length, 0) < 0) return;
+  ++oversized_;
+  post(receiver, whole, mad::kMadSize, static_cast<std::size_t>(whole_length));
+}
+
+void UmadTransport::post(const std::weak_ptr<Receiver>& receiver, std::vector<std::uint8_t>& umad, std::size_t kept,
+                         std::size_t length) {
+  ReceivedMad mad;
+  const auto* bytes = static_cast<const std::uint8_t*>(umad_get_mad(umad.data()));
+  mad.length = length;
+  mad.bytes.assign(bytes, bytes + kept);
+  mad.bytes.resize(std::max(kept, mad::kMadSize), 0);
+  const ib_mad_addr_t* addr = umad_get_mad_addr(umad.data());
+  mad.slid = core::Lid{wire::get16(bytes_of(addr->lid), 0)};
+  mad.source_qpn = wire::get32(bytes_of(addr->qpn), 0);
+  mad.status = umad_status(umad.data());
+  asio::post(loop_, [receiver, mad = std::move(mad)] {
+    if (auto r = receiver.lock()) (*r)(mad);
+  });
 }
 
 }  // namespace ibat::fabric

@@ -7,7 +7,7 @@
 
 namespace ibat::mad {
 
-inline constexpr std::size_t kMadSize = 256;         // every MAD ibat handles (no RMPP)
+inline constexpr std::size_t kMadSize = 256;         // one MAD (a GetTableResp may be longer: RMPP)
 inline constexpr std::size_t kMadHeaderSize = 24;    // common MAD header
 inline constexpr std::size_t kSaHeaderSize = 56;     // common header + RMPP + SM_Key + offset + mask
 inline constexpr std::size_t kSaDataSize = kMadSize - kSaHeaderSize;  // 200
@@ -43,6 +43,7 @@ inline constexpr std::uint16_t kClassPortInfo = 0x0001;
 inline constexpr std::uint16_t kNotice = 0x0002;
 inline constexpr std::uint16_t kInformInfo = 0x0003;
 inline constexpr std::uint16_t kNodeInfo = 0x0011;
+inline constexpr std::uint16_t kNodeRecord = 0x0011;  // SA class; NodeInfo is the SMP attribute
 inline constexpr std::uint16_t kPortInfo = 0x0015;
 inline constexpr std::uint16_t kSmInfo = 0x0020;
 inline constexpr std::uint16_t kPathRecord = 0x0035;

@@ -1,6 +1,6 @@
 // SA MADs (IBA 15.2.1): the common header, the RMPP header, SM_Key, AttributeOffset and
-// ComponentMask, followed by up to 200 bytes of record data. ibat never uses RMPP (docs/design.md §4):
-// it sends GET/SET, and reads only the first record of any answer.
+// ComponentMask, followed by up to 200 bytes of record data. Of a GET or SET answer ibat reads only
+// the first record; a GetTable answer (RMPP, reassembled by the MAD layer) is read with sa_table.h.
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,11 @@
 // ibat-probe: resolves one path through the real SA with FabricPort (no daemon, no cache) — the
 // uncached baseline and a debugging tool. `--count`/`--interval-ms` repeat the resolution in one
-// process (one JSON line each); `--monitor S` prints port, SM and trap events as JSON lines.
+// process (one JSON line each); `--monitor S` prints port, SM and trap events as JSON lines;
+// `--table` asks the PathRecord GetTable of the port's subnet and prints every usable record.
 // Exit codes: 0 ok, 1 other error, 2 usage, 3 no record, 4 timeout.
 #include <chrono>
 #include <csignal>
+#include <cstddef>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -41,8 +43,9 @@ struct Args {
   std::string dgid_text, sgid_text, pkey_text = "0xffff", ca;
   std::optional<std::uint16_t> dlid;
   int port = 0;
-  bool json_out = false;
+  bool json_out = false, table = false;
   unsigned timeout_ms = 200, retries = 3, poll_ms = 1000, count = 1, interval_ms = 1000, sm_check_s = 60;
+  std::size_t max_records = ibat::fabric::kDefaultTableMaxRecords;
   double monitor_seconds = 0;
 };
 
@@ -50,7 +53,10 @@ json stats_json(const ibat::fabric::FabricStats& s) {
   return {{"mads_sent", s.mads_sent},       {"mads_received", s.mads_received},
           {"mad_timeouts", s.mad_timeouts}, {"mad_retries", s.mad_retries},
           {"late_or_duplicate", s.late_or_duplicate}, {"invalid_responses", s.invalid_responses},
-          {"reports", s.reports},           {"sm_changes", s.sm_changes}};
+          {"reports", s.reports},           {"sm_changes", s.sm_changes},
+          {"oversized_mads", s.oversized_mads},
+          {"sa_gettables_sent", s.sa_gettables_sent}, {"sa_gettables_answered", s.sa_gettables_answered},
+          {"sa_table_records", s.sa_table_records},   {"sa_table_bytes", s.sa_table_bytes}};
 }
 
 json path_json(const ibat::core::PathRecord& p) {
@@ -166,6 +172,58 @@ int run_probe(asio::io_context& loop, const ibat::fabric::FabricOptions& options
   return exit_code(last);
 }
 
+// One PathRecord GetTable from the port (SGID only): each usable record on a line (JSON with
+// --json), then a summary line with what was left out and why a failure failed.
+int run_table(asio::io_context& loop, const ibat::fabric::FabricOptions& options, const Args& args,
+              std::optional<ibat::core::Gid> sgid, ibat::core::Pkey pkey) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Error last = Error::ok;
+  ibat::fabric::FabricEvents events;
+  events.on_table_fallback = [](const std::string& reason) {
+    std::fprintf(stderr, "ibat-probe: GetTables off until the next SM: %s\n", reason.c_str());
+  };
+  ibat::fabric::FabricPort fabric(loop, options, events);
+  auto done = [&](const ibat::fabric::PathTable& table) {
+    last = table.error;
+    for (const auto& p : table.paths) {
+      if (args.json_out) {
+        print_line(path_json(p));
+      } else {
+        std::printf("dgid %s dlid %u sl %u mtu %u rate %g pkt_life %u\n", p.dgid.to_string().c_str(), p.dlid.value,
+                    p.sl, ibat::core::mtu_bytes(p.mtu).value_or(0), ibat::core::rate_gbps(p.rate).value_or(0.0),
+                    p.pkt_life);
+      }
+    }
+    json summary{{"result", std::string(ibat::core::to_string(table.error))},
+                 {"records", table.records},
+                 {"paths", table.paths.size()},
+                 {"switch_ports", table.switch_ports},
+                 {"extra_paths", table.extra_paths},
+                 {"switches_known", table.switches_known},
+                 {"t_ms", ms_since(t0)},
+                 {"stats", stats_json(fabric.stats())}};
+    if (table.error != Error::ok) summary["reason"] = table.reason;
+    if (args.json_out) {
+      print_line({{"table", summary}});
+    } else if (table.error == Error::ok) {
+      std::printf("%zu records: %zu paths; left out %zu to switch port 0, %zu more for a listed DGID%s\n",
+                  table.records, table.paths.size(), table.switch_ports, table.extra_paths,
+                  table.switches_known ? "" : " (switches unknown)");
+    } else {
+      std::fprintf(stderr, "ibat-probe: %s: %s\n", ibat::core::to_string(table.error).data(), table.reason.c_str());
+    }
+    loop.stop();
+  };
+  fabric.start();
+  if (!fabric.query_path_table(sgid.value_or(fabric.local_port().gid), pkey, done)) {
+    fabric.stop();
+    return kExitOther;  // on_table_fallback said why
+  }
+  loop.run();
+  fabric.stop();
+  return exit_code(last);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -187,8 +245,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1U, 86400U));
   auto* monitor_opt = app.add_option("--monitor", args.monitor_seconds,
                                      "print port/SM/trap events as JSON lines for SECONDS, then exit");
+  auto* table_opt = app.add_flag("--table", args.table,
+                                 "PathRecord GetTable from the port (SGID only): print every usable record");
+  app.add_option("--max-records", args.max_records, "with --table: the most records an answer may hold")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   dgid_opt->excludes(dlid_opt);
   monitor_opt->excludes(dgid_opt)->excludes(dlid_opt);
+  table_opt->excludes(dgid_opt)->excludes(dlid_opt)->excludes(monitor_opt);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -208,7 +271,9 @@ int main(int argc, char** argv) {
   }
   const auto pkey = ibat::core::Pkey::parse(args.pkey_text);
   if (!pkey || !pkey->is_valid()) return usage("bad --pkey '" + args.pkey_text + "': expected e.g. 0xffff");
-  if (args.monitor_seconds <= 0 && !dgid && !args.dlid) return usage("give --dgid, --dlid or --monitor");
+  if (args.monitor_seconds <= 0 && !args.table && !dgid && !args.dlid) {
+    return usage("give --dgid, --dlid, --table or --monitor");
+  }
   if (args.dlid && (*args.dlid == 0 || *args.dlid >= 0xC000)) return usage("--dlid must be a unicast LID");
 
   ibat::fabric::FabricOptions options;
@@ -220,9 +285,11 @@ int main(int argc, char** argv) {
   options.sm_check_interval = std::chrono::seconds(args.sm_check_s);
   options.subscribe_traps = args.monitor_seconds > 0;
   options.broadcast_pkey = *pkey;
+  options.table_max_records = args.max_records;
   try {
     asio::io_context loop;
     if (args.monitor_seconds > 0) return run_monitor(loop, options, args.monitor_seconds);
+    if (args.table) return run_table(loop, options, args, sgid, *pkey);
     return run_probe(loop, options, args, dgid, sgid, *pkey);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ibat-probe: %s\n", e.what());

@@ -147,7 +147,8 @@ void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
     protocol::append_chunked_reply(out, op, f.header.id,
                                    R"({"resolves":5,"entries":2,"failures":{"timeout":1,"total":1},)"
                                    R"("uptime_s":7,"sm_changes":1,"version":"9.8.7",)"
-                                   R"("fabric":{"mads_sent":9,"sm_changes":1},"server":{"connections":1,)"
+                                   R"("fabric":{"mads_sent":9,"sm_changes":1,"sa_gettables_sent":2,"sa_gettables_answered":2,)"
+                                   R"("sa_table_records":44,"sa_table_bytes":3216,"oversized_mads":0},"server":{"connections":1,)"
                                    R"("connections_total":4,"acm_connections":2,"acm_errors":3},)"
                                    R"("busy_poll":{"window_us":50,"spells":11,"caught":10,"polled_s":0.25,"crowded_stops":3}})");
   } else if (op == protocol::Op::paths) {
@@ -238,6 +239,13 @@ TEST(Cli, StatsPrometheusFollowsTheConventions) {
   EXPECT_NE(r.out.find("# TYPE ibat_cache_entries gauge\nibat_cache_entries 2\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_resolve_failures_total{reason=\"timeout\"} 1\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_mads_sent_total 9\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# TYPE ibat_sa_gettables_sent_total counter\nibat_sa_gettables_sent_total 2\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("ibat_sa_gettables_answered_total 2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ibat_sa_table_records_total 44\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ibat_sa_table_bytes_total 3216\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ibat_mad_oversized_total 0\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_uptime_seconds 7\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_build_info{version=\"9.8.7\"} 1\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("# TYPE ibat_connections_open gauge\nibat_connections_open 1\n"), std::string::npos) << r.out;
@@ -261,8 +269,8 @@ TEST(Cli, StatsTextAndPathsTable) {
   FakeServer server(fake_daemon);
   CliRun stats = ibat({"--socket", server.path(), "stats"});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
-  EXPECT_NE(stats.out.find("failures.timeout:         1\n"), std::string::npos) << stats.out;
-  EXPECT_NE(stats.out.find("resolves:                 5\n"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("failures.timeout:             1\n"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("resolves:                     5\n"), std::string::npos) << stats.out;
   FakeServer server2(fake_daemon);
   CliRun paths = ibat({"--socket", server2.path(), "paths"});
   ASSERT_EQ(paths.exit_code, 0) << paths.err;

@@ -14,6 +14,7 @@
 
 #include "golden_file.h"
 #include "mad/mcmember_record.h"
+#include "mad/node_record.h"
 #include "mad/notice.h"
 #include "mad/path_record.h"
 #include "mad/port_info.h"
@@ -109,6 +110,26 @@ void check_mcmember_record(std::span<const std::uint8_t> record) {
   EXPECT_EQ(m->flow_label, ib.get(IB_SA_MCM_FLOW_LABEL_F));
   EXPECT_EQ(m->join_state, ib.get(IB_SA_MCM_JOIN_STATE_F));
   EXPECT_EQ(m->proxy_join, ib.get(IB_SA_MCM_PROXY_JOIN_F) != 0);
+}
+
+void check_node_record(std::span<const std::uint8_t> record) {
+  auto n = decode_node_record(record);
+  ASSERT_TRUE(n.ok());
+  Ibmad ib(record);
+  EXPECT_EQ(n->lid.value, ib.get(IB_SA_NR_LID_F));
+  EXPECT_EQ(n->base_version, ib.get(IB_SA_NR_BASEVER_F));
+  EXPECT_EQ(n->class_version, ib.get(IB_SA_NR_CLASSVER_F));
+  EXPECT_EQ(n->node_type, ib.get(IB_SA_NR_TYPE_F));
+  EXPECT_EQ(n->num_ports, ib.get(IB_SA_NR_NPORTS_F));
+  EXPECT_EQ(n->system_image_guid, ib.get64(IB_SA_NR_SYSTEM_GUID_F));
+  EXPECT_EQ(n->node_guid, ib.get64(IB_SA_NR_GUID_F));
+  EXPECT_EQ(n->port_guid, ib.get64(IB_SA_NR_PORT_GUID_F));
+  EXPECT_EQ(n->partition_cap, ib.get(IB_SA_NR_PARTITION_CAP_F));
+  EXPECT_EQ(n->device_id, ib.get(IB_SA_NR_DEVID_F));
+  EXPECT_EQ(n->revision, ib.get(IB_SA_NR_REVISION_F));
+  EXPECT_EQ(n->local_port_num, ib.get(IB_SA_NR_LOCAL_PORT_F));
+  EXPECT_EQ(n->vendor_id, ib.get(IB_SA_NR_VENDORID_F));
+  EXPECT_EQ(n->description, ib.array<64>(IB_SA_NR_NODEDESC_F));
 }
 
 void check_notice(std::span<const std::uint8_t> notice_bytes) {
@@ -275,6 +296,7 @@ TEST(LibibmadCrossCheck, RandomBuffers) {
     check_sa_mad(buf);
     check_path_record(sa_data(buf));
     check_mcmember_record(sa_data(buf));
+    check_node_record(sa_data(buf));
     check_notice(sa_data(buf));
     buf[1] = (round % 2 == 0) ? mgmt_class::kSubnDirectedRoute : mgmt_class::kSubnLidRouted;
     check_smp(buf);

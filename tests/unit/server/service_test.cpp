@@ -370,6 +370,29 @@ TEST_F(ServiceTest, StatsHaveTheDocumentedFields) {
   EXPECT_EQ(stats["server"]["connections"], 1);
 }
 
+TEST_F(ServiceTest, StatsCarryTheFabricsGetTableCounters) {
+  start();
+  on_loop([this] {
+    service_->set_fabric_stats([] {
+      fabric::FabricStats f;
+      f.sa_gettables_sent = 4;
+      f.sa_gettables_answered = 3;
+      f.sa_table_records = 44;
+      f.sa_table_bytes = 3216;
+      f.oversized_mads = 1;
+      return f;
+    });
+  });
+  Client c(config_.server.socket);
+  c.request(Op::stats, 1);
+  const nlohmann::json fabric = nlohmann::json::parse(c.body(1))["fabric"];
+  EXPECT_EQ(fabric["sa_gettables_sent"], 4);
+  EXPECT_EQ(fabric["sa_gettables_answered"], 3);
+  EXPECT_EQ(fabric["sa_table_records"], 44);
+  EXPECT_EQ(fabric["sa_table_bytes"], 3216);
+  EXPECT_EQ(fabric["oversized_mads"], 1);
+}
+
 TEST_F(ServiceTest, PathsListsTheCache) {
   start();
   Client c(config_.server.socket);

@@ -1,0 +1,117 @@
+// SaClient's GetTables: the PathRecord table of a port's subnet and, beside it, the switches'
+// NodeRecords that say which of its records lead to a switch's port 0; the fall-back to GETs.
+#include "fabric/sa_client.h"
+
+#include "mad/node_record.h"
+#include "mad/path_record.h"
+#include "mad/sa_table.h"
+
+namespace ibat::fabric {
+namespace {
+
+const MadExpectation kPathTableAnswer{mad::mgmt_class::kSubnAdm, mad::method::kGetTableResp,
+                                      mad::attr::kPathRecord, true};
+const MadExpectation kNodeTableAnswer{mad::mgmt_class::kSubnAdm, mad::method::kGetTableResp,
+                                      mad::attr::kNodeRecord, true};
+
+}  // namespace
+
+// One query_path_table: both GetTables in flight, joined when both have ended.
+struct SaClient::TableJob {
+  core::Gid sgid;
+  core::Pkey pkey;
+  std::uint64_t sm_generation = 0;
+  TableDone done;
+  std::optional<PathTable> paths;
+  std::optional<SwitchTable> switches;
+  std::optional<MadRequester::Handle> switch_request;  // while the NodeRecord GetTable is in flight
+};
+
+bool SaClient::query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done) {
+  if (!tables_usable()) {
+    if (!tables_off_reported_ && tables_off_observer_) tables_off_observer_(tables_off_reason_);
+    tables_off_reported_ = true;
+    return false;
+  }
+  auto job = std::make_shared<TableJob>();
+  job->sgid = sgid;
+  job->pkey = pkey;
+  job->sm_generation = sm_generation_;
+  job->done = std::move(done);
+
+  core::PathRecord want;
+  want.sgid = sgid;
+  want.pkey = pkey;
+  want.reversible = true;
+  want.numb_path = 1;
+  const std::uint64_t path_mask =
+      mad::pr_mask::kSgid | mad::pr_mask::kPkey | mad::pr_mask::kReversible | mad::pr_mask::kNumbPath;
+  mad::NodeRecord switches;
+  switches.node_type = mad::node_type::kSwitch;
+  table_counters_.sent += 2;
+  job->switch_request = requester_.submit(
+      sa_mad(mad::build_sa_get_table(0, mad::attr::kNodeRecord, mad::encode_node_record(switches),
+                                     mad::nr_mask::kNodeType)),
+      kNodeTableAnswer, policy_, [this, job](const MadAnswer* answer) { on_switch_table(job, answer); });
+  requester_.submit(
+      sa_mad(mad::build_sa_get_table(0, mad::attr::kPathRecord, mad::encode_path_record(want), path_mask)),
+      kPathTableAnswer, policy_, [this, job](const MadAnswer* answer) { on_path_table(job, answer); });
+  return true;
+}
+
+void SaClient::on_path_table(const std::shared_ptr<TableJob>& job, const MadAnswer* answer) {
+  if (!answer) {
+    job->paths = failed_table(core::Error::timeout, "the SA did not answer the PathRecord GetTable (" +
+                                                        std::to_string(policy_.retries + 1) + " attempts)");
+  } else {
+    job->paths = path_table_from_answer(job->sgid, job->pkey, *answer, tables_.max_records);
+    count_table_answer(*answer, job->paths->records);
+  }
+  if (job->paths->error != core::Error::ok && job->switch_request) {
+    requester_.cancel(*job->switch_request);  // no use for the switches now
+    job->switch_request.reset();
+    job->switches = SwitchTable{"not asked to the end: the PathRecord GetTable failed", {}, 0};
+  }
+  finish_table(*job);
+}
+
+void SaClient::on_switch_table(const std::shared_ptr<TableJob>& job, const MadAnswer* answer) {
+  job->switch_request.reset();
+  if (!answer) {
+    job->switches = SwitchTable{"the SA did not answer the NodeRecord GetTable", {}, 0};
+  } else {
+    job->switches = switch_table_from_answer(*answer, tables_.max_records);
+    count_table_answer(*answer, job->switches->records);
+  }
+  finish_table(*job);
+}
+
+void SaClient::finish_table(TableJob& job) {
+  if (!job.paths || !job.switches) return;
+  PathTable& table = *job.paths;
+  if (table.error == core::Error::ok && job.switches->error.empty()) leave_out_switches(table, job.switches->ports);
+  if (table.error != core::Error::ok && job.sm_generation == sm_generation_) turn_tables_off(table.reason);
+  job.done(table);
+}
+
+void SaClient::count_table_answer(const MadAnswer& answer, std::size_t records) {
+  ++table_counters_.answered;
+  table_counters_.records += records;
+  table_counters_.bytes += answer.length;
+}
+
+void SaClient::turn_tables_off(const std::string& reason) {
+  if (!tables_usable()) return;
+  tables_off_reason_ = reason;
+  tables_off_reported_ = true;
+  if (tables_off_observer_) tables_off_observer_(reason);
+}
+
+void SaClient::on_sm_changed() {
+  ++sm_generation_;
+  if (!tables_.rmpp) return;  // no RMPP stays no RMPP: reported once, not per SM
+  tables_off_reason_.clear();
+  tables_off_reported_ = false;
+}
+
+}  // namespace ibat::fabric

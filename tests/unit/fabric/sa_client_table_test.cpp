@@ -1,0 +1,315 @@
+// SaClient's PathRecord GetTable against a fake transport: the two requests (PathRecord by SGID,
+// switches' NodeRecords), records checked and cut to one per DGID without switch port 0, the
+// answers joined in either order, the fall-back to GETs (refused, silent, unreadable, too long,
+// no RMPP) reported once per SM, and the table counters.
+#include <gtest/gtest.h>
+
+#include <asio/io_context.hpp>
+
+#include "fabric/sa_client.h"
+#include "fake_sender.h"
+#include "mad/node_record.h"
+#include "mad/path_record.h"
+#include "mad/sa_table.h"
+
+namespace ibat::fabric {
+namespace {
+
+using namespace std::chrono_literals;
+using test::FakeSender;
+using test::table_answer;
+using Records = std::vector<std::vector<std::uint8_t>>;
+
+constexpr core::Lid kSmLid{1};
+constexpr core::Pkey kPkey{0xFFFF};
+
+core::Gid gid(std::uint64_t guid) { return core::Gid::from_parts(0xfe80000000000000ULL, guid); }
+
+const core::Gid kSelf = gid(0x10);
+
+core::PathRecord path_to(std::uint64_t guid, std::uint16_t dlid) {
+  core::PathRecord p;
+  p.sgid = kSelf;
+  p.dgid = gid(guid);
+  p.slid = core::Lid{10};
+  p.dlid = core::Lid{dlid};
+  p.pkey = kPkey;
+  p.reversible = true;
+  p.mtu = 4;
+  p.rate = 3;
+  p.sl = 1;
+  return p;
+}
+
+std::vector<std::uint8_t> bytes_of(const core::PathRecord& p) {
+  const auto r = mad::encode_path_record(p);
+  return {r.begin(), r.end()};
+}
+
+std::vector<std::uint8_t> switch_record(std::uint16_t lid, std::uint64_t guid) {
+  mad::NodeRecord n;
+  n.lid = core::Lid{lid};
+  n.node_type = mad::node_type::kSwitch;
+  n.node_guid = guid;
+  n.port_guid = guid;
+  const auto r = mad::encode_node_record(n);
+  return {r.begin(), r.end()};
+}
+
+class SaClientTableTest : public ::testing::Test {
+ public:  // the cases of UnreadableOrForeignTablesAreRefused build answers through it
+  SaClientTableTest() {
+    sa.set_sm(kSmLid, 0);
+    sa.on_tables_off([this](const std::string& reason) { offs.push_back(reason); });
+  }
+
+  bool start() {
+    return sa.query_path_table(kSelf, kPkey, [this](const PathTable& t) { tables.push_back(t); });
+  }
+  // The two requests of the last query_path_table: NodeRecord first, then PathRecord.
+  const OutgoingMad& node_request() const { return sender.sent.at(sender.sent.size() - 2); }
+  const OutgoingMad& path_request() const { return sender.sent.back(); }
+
+  ReceivedMad paths_answer(const std::vector<core::PathRecord>& paths, std::uint16_t status = 0) {
+    Records records;
+    for (const auto& p : paths) records.push_back(bytes_of(p));
+    return table_answer(path_request(), mad::attr::kPathRecord, records, 64, kSmLid, status);
+  }
+  ReceivedMad switches_answer(const Records& switches, std::uint16_t status = 0) {
+    return table_answer(node_request(), mad::attr::kNodeRecord, switches, 112, kSmLid, status);
+  }
+
+  asio::io_context loop;
+  FakeSender sender;
+  MadRequester requester{loop, sender, 11};
+  SaClient sa{requester, RetryPolicy{5ms, 1, 0.25, 8}, TableOptions{100, true}};
+  std::vector<PathTable> tables;
+  std::vector<std::string> offs;
+};
+
+TEST_F(SaClientTableTest, AsksThePathRecordsOfTheSgidAndTheSwitchesNodeRecords) {
+  ASSERT_TRUE(start());
+  ASSERT_EQ(sender.sent.size(), 2U);
+  for (const OutgoingMad* out : {&node_request(), &path_request()}) {
+    EXPECT_EQ(out->route, MadRoute::sa);
+    EXPECT_EQ(out->dlid, kSmLid);
+    EXPECT_GT(out->timeout_ms, 0U);
+  }
+  auto path = mad::decode_sa_mad(path_request().bytes);
+  ASSERT_TRUE(path.ok());
+  EXPECT_EQ(path->header.method, mad::method::kGetTable);
+  EXPECT_EQ(path->header.attr_id, mad::attr::kPathRecord);
+  EXPECT_EQ(path->sa.component_mask,
+            mad::pr_mask::kSgid | mad::pr_mask::kPkey | mad::pr_mask::kReversible | mad::pr_mask::kNumbPath);
+  auto want = mad::decode_path_record(path->data);
+  ASSERT_TRUE(want.ok());
+  EXPECT_EQ(want->sgid, kSelf);
+  EXPECT_EQ(want->pkey, kPkey);
+  EXPECT_TRUE(want->reversible);
+  EXPECT_EQ(want->numb_path, 1);
+  EXPECT_EQ(want->dgid, core::Gid{});  // wildcarded
+
+  auto node = mad::decode_sa_mad(node_request().bytes);
+  ASSERT_TRUE(node.ok());
+  EXPECT_EQ(node->header.method, mad::method::kGetTable);
+  EXPECT_EQ(node->header.attr_id, mad::attr::kNodeRecord);
+  EXPECT_EQ(node->sa.component_mask, mad::nr_mask::kNodeType);
+  EXPECT_EQ(mad::decode_node_record(node->data)->node_type, mad::node_type::kSwitch);
+}
+
+TEST_F(SaClientTableTest, LeavesOutSwitchPortZeroAndASecondPathToADgid) {
+  ASSERT_TRUE(start());
+  const std::vector<core::PathRecord> sa_paths = {
+      path_to(0x11, 5),   path_to(0x20, 1),  // a switch, known by its LID
+      path_to(0x12, 6),   path_to(0x11, 7),  // another LMC path to 0x11
+      path_to(0x21, 40),                     // a switch, known by its port GUID (another LID)
+      path_to(0x10, 10),                     // the own port: a loopback path, kept
+  };
+  const ReceivedMad paths = paths_answer(sa_paths);
+  const ReceivedMad switches = switches_answer({switch_record(1, 0x20), switch_record(3, 0x21)});
+  requester.on_receive(paths);
+  EXPECT_TRUE(tables.empty()) << "waits for the switches";
+  requester.on_receive(switches);
+  ASSERT_EQ(tables.size(), 1U);
+  const PathTable& t = tables[0];
+  EXPECT_EQ(t.error, core::Error::ok) << t.reason;
+  ASSERT_EQ(t.paths.size(), 3U);
+  EXPECT_EQ(t.paths[0], sa_paths[0]);
+  EXPECT_EQ(t.paths[1], sa_paths[2]);
+  EXPECT_EQ(t.paths[2], sa_paths[5]);
+  EXPECT_EQ(t.records, 6U);
+  EXPECT_EQ(t.switch_ports, 2U);
+  EXPECT_EQ(t.extra_paths, 1U);
+  EXPECT_TRUE(t.switches_known);
+  EXPECT_TRUE(sa.tables_usable());
+  const TableCounters& c = sa.table_counters();
+  EXPECT_EQ(c.sent, 2U);
+  EXPECT_EQ(c.answered, 2U);
+  EXPECT_EQ(c.records, 8U);
+  EXPECT_EQ(c.bytes, (56U + 6 * 64) + (56U + 2 * 112));
+}
+
+TEST_F(SaClientTableTest, TheSwitchesMayAnswerFirst) {
+  ASSERT_TRUE(start());
+  requester.on_receive(switches_answer({switch_record(1, 0x20)}));
+  EXPECT_TRUE(tables.empty());
+  requester.on_receive(paths_answer({path_to(0x11, 5), path_to(0x20, 1)}));
+  ASSERT_EQ(tables.size(), 1U);
+  ASSERT_EQ(tables[0].paths.size(), 1U);
+  EXPECT_EQ(tables[0].paths[0].dgid, gid(0x11));
+}
+
+TEST_F(SaClientTableTest, TheRecordCountComesFromTheLengthReceivedNotThePaddedBuffer) {
+  ASSERT_TRUE(start());
+  const ReceivedMad one = paths_answer({path_to(0x11, 5)});
+  ASSERT_EQ(one.length, 120U);
+  ASSERT_EQ(one.bytes.size(), 256U);
+  requester.on_receive(switches_answer({}));
+  requester.on_receive(one);
+  ASSERT_EQ(tables.size(), 1U);
+  EXPECT_EQ(tables[0].records, 1U);
+  EXPECT_EQ(tables[0].paths.size(), 1U);
+}
+
+TEST_F(SaClientTableTest, WithoutTheSwitchesEveryPathIsKept) {
+  ASSERT_TRUE(start());
+  requester.on_receive(switches_answer({}, 0x000C));  // NodeRecord GetTable refused
+  requester.on_receive(paths_answer({path_to(0x11, 5), path_to(0x20, 1)}));
+  ASSERT_EQ(tables.size(), 1U);
+  EXPECT_EQ(tables[0].error, core::Error::ok);
+  EXPECT_EQ(tables[0].paths.size(), 2U);
+  EXPECT_FALSE(tables[0].switches_known);
+  EXPECT_TRUE(sa.tables_usable()) << "the PathRecord table worked";
+  EXPECT_TRUE(offs.empty());
+}
+
+TEST_F(SaClientTableTest, ARefusedGetTableTurnsTablesOffOnceUntilTheNextSm) {
+  ASSERT_TRUE(start());
+  const OutgoingMad node = node_request();
+  requester.on_receive(paths_answer({}, 0x000C));  // unsupported method/attribute combination
+  ASSERT_EQ(tables.size(), 1U) << "no wait for the switches once the paths failed";
+  EXPECT_EQ(tables[0].error, core::Error::invalid);
+  EXPECT_EQ(tables[0].reason, "the SA refused the PathRecord GetTable: MAD status 0x000c (invalid)");
+  EXPECT_TRUE(tables[0].paths.empty());
+  EXPECT_FALSE(sa.tables_usable());
+  ASSERT_EQ(offs.size(), 1U);
+  EXPECT_EQ(offs[0], tables[0].reason);
+  EXPECT_EQ(sa.tables_off_reason(), tables[0].reason);
+  requester.on_receive(table_answer(node, mad::attr::kNodeRecord, {}, 112, kSmLid));
+  EXPECT_EQ(requester.counters().late_or_duplicate, 1U) << "the NodeRecord GetTable was cancelled";
+
+  const std::size_t sent = sender.sent.size();
+  EXPECT_FALSE(start());
+  EXPECT_EQ(sender.sent.size(), sent) << "no GetTable while they are off";
+  EXPECT_EQ(offs.size(), 1U) << "reported once";
+
+  sa.on_sm_changed();
+  EXPECT_TRUE(sa.tables_usable());
+  EXPECT_TRUE(start());
+  EXPECT_EQ(sender.sent.size(), sent + 2);
+  requester.on_receive(paths_answer({}, 0x0200));
+  EXPECT_EQ(offs.size(), 2U) << "once per SM";
+}
+
+TEST_F(SaClientTableTest, ASilentSaTurnsTablesOff) {
+  ASSERT_TRUE(start());
+  loop.run();
+  ASSERT_EQ(tables.size(), 1U);
+  EXPECT_EQ(tables[0].error, core::Error::timeout);
+  EXPECT_EQ(tables[0].reason, "the SA did not answer the PathRecord GetTable (2 attempts)");
+  EXPECT_EQ(sender.sent.size(), 4U) << "both GetTables, each sent twice";
+  EXPECT_FALSE(sa.tables_usable());
+  EXPECT_EQ(offs.size(), 1U);
+  EXPECT_EQ(sa.table_counters().answered, 0U);
+}
+
+TEST_F(SaClientTableTest, UnreadableOrForeignTablesAreRefused) {
+  struct Case {
+    const char* what;
+    std::function<ReceivedMad(SaClientTableTest&)> answer;
+    std::string reason;
+  };
+  const Case cases[] = {
+      {"another source",
+       [](SaClientTableTest& t) {
+         core::PathRecord foreign = path_to(0x12, 6);
+         foreign.sgid = gid(0x99);
+         return t.paths_answer({path_to(0x11, 5), foreign});
+       },
+       "PathRecord 1 of the table is from fe80::99 P_Key 0xffff, not the fe80::10 P_Key 0xffff asked for"},
+      {"another P_Key",
+       [](SaClientTableTest& t) {
+         core::PathRecord other = path_to(0x12, 6);
+         other.pkey = core::Pkey{0x8001};
+         return t.paths_answer({other});
+       },
+       "PathRecord 0 of the table is from fe80::10 P_Key 0x8001, not the fe80::10 P_Key 0xffff asked for"},
+      {"cut inside a record",
+       [](SaClientTableTest& t) {
+         ReceivedMad cut = t.paths_answer({path_to(0x11, 5), path_to(0x12, 6)});
+         cut.length -= 10;
+         return cut;
+       },
+       "SA table: 118 data bytes are not a whole number of 64-byte records (truncated?)"},
+      {"too long to be kept whole",
+       [](SaClientTableTest& t) {
+         ReceivedMad first_mad = t.paths_answer({path_to(0x11, 5), path_to(0x12, 6)});
+         first_mad.length = 20000;  // what UmadTransport passes on of a message over its bound
+         return first_mad;
+       },
+       "SA table: the answer of 20000 bytes is longer than the 11256 bytes that 100 records may take"},
+      {"too many records",
+       [](SaClientTableTest& t) {
+         std::vector<core::PathRecord> many;
+         for (std::uint16_t i = 1; i <= 101; ++i) many.push_back(path_to(0x100 + i, i));
+         return t.paths_answer(many);
+       },
+       "SA table: 101 records, more than the maximum of 100"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    tables.clear();
+    sa.on_sm_changed();
+    ASSERT_TRUE(start());
+    requester.on_receive(c.answer(*this));
+    ASSERT_EQ(tables.size(), 1U);
+    EXPECT_EQ(tables[0].error, core::Error::invalid);
+    EXPECT_EQ(tables[0].reason, c.reason);
+    EXPECT_TRUE(tables[0].paths.empty());
+    EXPECT_FALSE(sa.tables_usable());
+  }
+}
+
+TEST_F(SaClientTableTest, ATableOfTheOldSmDoesNotTurnOffTheNewSmsTables) {
+  ASSERT_TRUE(start());
+  sa.on_sm_changed();
+  requester.on_receive(paths_answer({}, 0x000C));
+  ASSERT_EQ(tables.size(), 1U);
+  EXPECT_EQ(tables[0].error, core::Error::invalid);
+  EXPECT_TRUE(sa.tables_usable());
+  EXPECT_TRUE(offs.empty());
+}
+
+TEST(SaClientTableNoRmpp, TablesAreOffFromTheStartAndReportedOnce) {
+  asio::io_context loop;
+  FakeSender sender;
+  MadRequester requester{loop, sender, 3};
+  SaClient sa{requester, RetryPolicy{}, TableOptions{100, false}};
+  sa.set_sm(kSmLid, 0);
+  std::vector<std::string> offs;
+  sa.on_tables_off([&](const std::string& reason) { offs.push_back(reason); });
+  EXPECT_FALSE(sa.tables_usable());
+  bool called = false;
+  auto query = [&] { return sa.query_path_table(kSelf, kPkey, [&](const PathTable&) { called = true; }); };
+  EXPECT_FALSE(query());
+  EXPECT_FALSE(query());
+  sa.on_sm_changed();
+  EXPECT_FALSE(query()) << "no RMPP stays no RMPP";
+  EXPECT_TRUE(sender.sent.empty());
+  EXPECT_FALSE(called);
+  ASSERT_EQ(offs.size(), 1U);
+  EXPECT_EQ(offs[0], "the MAD layer has no RMPP (umad2sim): a GetTable answer would arrive cut");
+}
+
+}  // namespace
+}  // namespace ibat::fabric
