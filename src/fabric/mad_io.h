@@ -23,7 +23,9 @@ struct OutgoingMad {
   core::Lid dlid;
   std::uint32_t remote_qpn = 1;     // QP1 for GS classes; ignored for SMPs (QP0)
   std::uint8_t sl = 0;
-  std::uint32_t timeout_ms = 0;     // > 0: a request the kernel should match a response to
+  // > 0: a request the kernel should match a response to, for this long: the kernel drops an
+  // answer that comes later, so it covers the request's remaining attempts, not just this one.
+  std::uint32_t timeout_ms = 0;
   std::vector<std::uint8_t> bytes;  // the 256-byte MAD, network byte order
 };
 

@@ -53,10 +53,18 @@ core::Duration MadRequester::attempt_timeout(const Outstanding& entry) {
   return entry.policy.attempt_timeout(entry.attempt, std::uniform_real_distribution<double>(-1.0, 1.0)(rng_));
 }
 
+// How long the kernel should match answers to this attempt: until the last attempt can end (its
+// longest jitter), so that a late answer to an earlier attempt still reaches on_receive. With only
+// this attempt's timeout the kernel drops it (as the lab's twin of the kernel showed under load).
+std::uint32_t MadRequester::kernel_wait_ms(const Outstanding& entry) {
+  core::Duration wait{0};
+  for (std::uint32_t k = entry.attempt; k <= entry.policy.retries; ++k) wait += entry.policy.attempt_timeout(k, 1.0);
+  return static_cast<std::uint32_t>(std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(wait).count()));
+}
+
 void MadRequester::send_attempt(Outstanding& entry) {
   const core::Duration timeout = attempt_timeout(entry);
-  entry.request.timeout_ms =
-      static_cast<std::uint32_t>(std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(timeout).count()));
+  entry.request.timeout_ms = kernel_wait_ms(entry);
   ++counters_.sent;
   ++(entry.request.route == MadRoute::smi_directed ? counters_.local_sent : counters_.remote_sent);
   if (!sender_.send(entry.request)) ++counters_.send_failures;  // the timer treats it as lost

@@ -87,6 +87,7 @@ class MadRequester {
   void send_attempt(Outstanding& entry);
   void on_timer(Handle handle, std::uint32_t attempt);
   core::Duration attempt_timeout(const Outstanding& entry);
+  static std::uint32_t kernel_wait_ms(const Outstanding& entry);
 
   asio::io_context& loop_;
   MadSender& sender_;

@@ -182,9 +182,11 @@ TEST_F(SaClientTest, SilentSaIsRetriedWithTheSameTidThenTimesOut) {
   EXPECT_EQ(test::tid_of(sender.sent[1]), test::tid_of(sender.sent[0]));
   EXPECT_EQ(requester.counters().retries, 2U);
   EXPECT_EQ(requester.counters().timeouts, 3U);
-  // Exponential backoff, with at most 25% jitter: attempt k waits ~5ms * 2^k.
-  EXPECT_LE(sender.sent[0].timeout_ms, 7U);
-  EXPECT_GE(sender.sent[2].timeout_ms, 15U);
+  // The kernel keeps matching answers until the last attempt can end (attempt k waits ~5 ms * 2^k,
+  // at most 25 % longer): 6.25 + 12.5 + 25 ms from the first send, 25 ms from the last.
+  EXPECT_EQ(sender.sent[0].timeout_ms, 44U);
+  EXPECT_EQ(sender.sent[1].timeout_ms, 38U);
+  EXPECT_EQ(sender.sent[2].timeout_ms, 25U);
 }
 
 TEST_F(SaClientTest, AnswerToARetryCompletesAndLateAnswerIsCounted) {
