@@ -128,6 +128,13 @@ PathCache::Index PathCache::insert(const PathKey& key, TimePoint now) {
   return i;
 }
 
+PathCache::Index PathCache::insert_least_recent(const PathKey& key, TimePoint now) {
+  Index i = insert(key, now);
+  unlink(i);
+  link_back(i);
+  return i;
+}
+
 void PathCache::erase(Index i) {
   unindex_lid(i);
   slot_erase(by_key_, i, &PathCache::key_hash);
@@ -170,6 +177,15 @@ std::size_t PathCache::memory_bytes() const {
   return chunks_.size() * kChunkSize * sizeof(CacheEntry) +
          (by_key_.slots.capacity() + by_lid_.slots.capacity()) * sizeof(Index) +
          chunks_.capacity() * sizeof(chunks_[0]);
+}
+
+void PathCache::link_back(Index i) {
+  CacheEntry& e = at(i);
+  e.lru_next = npos;
+  e.lru_prev = tail_;
+  if (tail_ != npos) at(tail_).lru_next = i;
+  tail_ = i;
+  if (head_ == npos) head_ = i;
 }
 
 void PathCache::link_front(Index i) {

@@ -81,6 +81,8 @@ class PathCache {
 
   // Inserts a new entry (state resolving) at the most recently used end. Key must be absent.
   Index insert(const PathKey& key, TimePoint now);
+  // The same at the least recently used end: an entry nobody asked for yet (prefetch).
+  Index insert_least_recent(const PathKey& key, TimePoint now);
   void erase(Index i);
   // Indexes the entry under its path's DLID, replacing any other entry indexed there. The path's
   // DLID must not change while indexed: unindex first.
@@ -125,6 +127,7 @@ class PathCache {
 
   Index allocate();
   void link_front(Index i);
+  void link_back(Index i);
   void unlink(Index i);
 
   std::vector<std::unique_ptr<CacheEntry[]>> chunks_;

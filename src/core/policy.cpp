@@ -13,6 +13,14 @@ std::string ms_text(Duration d) {
 
 }  // namespace
 
+std::string_view to_string(Prefetch p) { return p == Prefetch::subnet ? "subnet" : "off"; }
+
+std::optional<Prefetch> prefetch_from_string(std::string_view s) {
+  if (s == "subnet") return Prefetch::subnet;
+  if (s == "off") return Prefetch::off;
+  return std::nullopt;
+}
+
 std::string Policy::validate() const {
   if (path_ttl <= Duration::zero()) return "path_ttl must be > 0 (got " + ms_text(path_ttl) + ")";
   if (!std::isfinite(revalidate_per_s) || revalidate_per_s <= 0 || revalidate_per_s > 1e6)

@@ -3,6 +3,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "core/clock.h"
 #include "core/types.h"
@@ -10,6 +13,12 @@
 namespace ibat::core {
 
 using namespace std::chrono_literals;
+
+// Whether a port's whole subnet is asked in one GetTable when the port becomes usable and after
+// every SM change (docs/design.md, "Prefetch"), or paths are asked one GET at a time on use.
+enum class Prefetch { off, subnet };
+std::string_view to_string(Prefetch p);                          // "off", "subnet"
+std::optional<Prefetch> prefetch_from_string(std::string_view s);  // the same names
 
 struct Policy {
   Duration path_ttl = 15min;            // a valid entry becomes stale (served, revalidated) after this
@@ -31,6 +40,7 @@ struct Policy {
   Duration max_request_timeout = 60s;   // cap of the deadline a client asks for
   Duration provisional_ttl = 30s;       // how long an ARP-built path may be served without an SA answer
   Pkey default_pkey{0xFFFF};
+  Prefetch prefetch = Prefetch::subnet;  // one GetTable per (port, SM): the subnet on default_pkey
 
   // Empty string when consistent, else a message naming the bad field and its accepted range.
   std::string validate() const;

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/types.h"
 
@@ -26,6 +28,20 @@ struct QueryResult {
   PathRecord path;          // meaningful when error == ok
 };
 
+// One SA PathRecord GetTable: a path from `sgid` to every end port of its subnet on `pkey`
+// (DGID wildcarded). The answer holds one path per destination, switches left out.
+struct TableQuery {
+  QueryId id = 0;
+  Gid sgid;
+  Pkey pkey;
+};
+
+struct TableResult {
+  Error error = Error::ok;        // not ok: the SA refused, never answered, or sent what cannot be read
+  std::vector<PathRecord> paths;  // when ok
+  std::string reason;             // when not ok: why, in words for the log
+};
+
 class QuerySink {
  public:
   virtual ~QuerySink() = default;
@@ -34,6 +50,10 @@ class QuerySink {
   virtual void send_path_query(const PathQuery& query) = 0;
   // The Resolver no longer wants the answer (e.g. flush). A late result for it is ignored anyway.
   virtual void cancel_query(QueryId /*id*/) {}
+  // Send the GetTable; the owner must later call Resolver::on_table_result(query.id, ...) exactly
+  // once (a late one after the Resolver dropped it is ignored). False: this sink sends no tables
+  // (none here, or the SA refused them until the next SM): the Resolver uses GETs.
+  virtual bool send_table_query(const TableQuery& /*query*/) { return false; }
 };
 
 }  // namespace ibat::core

@@ -64,7 +64,8 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   };
   if (!m.deadlines.empty()) consider(m.deadlines.begin()->first);
   if (!m.retries.empty()) consider(m.retries.top().first);
-  if (!m.revalidation_schedule.empty()) consider(m.next_revalidation);
+  if (!m.revalidation_schedule.empty() && !m.awaiting_table()) consider(m.next_revalidation);
+  if (m.table_wanted && m.port_active && m.table_retry_at > m.now()) consider(m.table_retry_at);
   bool queued = !m.urgent_queue.empty() || !m.background_queue.empty();
   if (queued && m.port_active && m.inflight.size() < m.send_cap()) {
     const TimePoint paced = m.policy.sa_adaptive ? m.pacer.next_send() : TimePoint{};
@@ -95,6 +96,7 @@ void Resolver::set_policy(const Policy& policy) {
   m.policy = policy;
   m.bucket.configure(policy.sa_rate, policy.sa_burst, m.now());
   m.pacer.set_max_window(policy.sa_max_inflight);
+  if (policy.prefetch == Prefetch::off) m.drop_table();
   m.make_room();
   m.settle();
 }
@@ -343,6 +345,9 @@ void Resolver::Impl::flush_outbox() {
       sink.send_path_query(*query);
     } else if (auto* change = std::get_if<PathChange>(&item)) {
       if (path_observer) path_observer(*change);
+    } else if (auto* table = std::get_if<TableQuery>(&item)) {
+      if (sink.send_table_query(*table)) ++stats.sa_tables;
+      else table_unsent(table->id);
     } else {
       sink.cancel_query(std::get<CancelCall>(item).id);
     }

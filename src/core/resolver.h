@@ -4,7 +4,8 @@
 // Inputs: resolve/cancel, query results, fabric and neighbour events, tick(). Outputs: completions
 // and PathQuery objects through the QuerySink. No I/O, no threads: time comes from the Clock.
 // Where the methods live: resolver.cpp (resolve, cancel, cancel_all, tick, next_wakeup, stats,
-// policy, set_policy), resolver_jobs.cpp (on_query_result), resolver_events.cpp (the fabric and
+// policy, set_policy), resolver_jobs.cpp (on_query_result), resolver_tables.cpp (on_table_result),
+// resolver_events.cpp (the fabric and
 // neighbour events, flush_all, flush, load_stale, entries, neighbours); resolver_impl.h is the
 // private state they share.
 #pragma once
@@ -58,6 +59,9 @@ class Resolver {
   void cancel_all();
 
   void on_query_result(QueryId id, const QueryResult& result);
+  // The answer to a TableQuery (Policy::prefetch): fills and refreshes the cache; on an error the
+  // paths are asked by GET, as without prefetch.
+  void on_table_result(QueryId id, const TableResult& result);
 
   // Fabric events.
   void on_local_port(const LocalPort& port);  // detects LID change / port down / up

@@ -26,6 +26,7 @@ void Resolver::on_sm_changed() {
   Impl& m = *impl_;
   ++m.stats.sm_changes;
   m.schedule_revalidation_all();
+  m.want_table();
   m.settle();
 }
 
@@ -35,6 +36,7 @@ void Resolver::on_local_port(const LocalPort& port) {
   m.port = port;
   if (!port.active) {
     if (m.port_active) m.requeue_inflight();
+    if (m.table_query != 0) m.want_table();  // its answer would be lost: asked again once up
     m.port_active = false;
     m.settle();
     return;
@@ -57,6 +59,7 @@ void Resolver::on_local_port(const LocalPort& port) {
   }
   // Paths carry our SLID, and the fabric may have changed while the port was down.
   if (old && (came_up || lid_changed)) m.schedule_revalidation_all();
+  if (!old || came_up || lid_changed) m.want_table();
   m.settle();
 }
 

@@ -81,7 +81,7 @@ struct CompletionCall {
 struct CancelCall {
   QueryId id;
 };
-using Outgoing = std::variant<CompletionCall, PathQuery, CancelCall, PathChange>;
+using Outgoing = std::variant<CompletionCall, PathQuery, CancelCall, PathChange, TableQuery>;
 
 inline ResolveResult failure(Error error) {
   ResolveResult r;
@@ -129,6 +129,7 @@ struct Resolver::Impl {
   void pump();
   void send_query(JobId id);
   void accept(JobId id, const PathRecord& path);
+  void store_path(PathCache::Index i, const PathRecord& path);  // valid now; reports a moved DLID
   void handle_failure(JobId id, Error error);
   void give_up(JobId id, Error error);
   void release_retries(TimePoint now);
@@ -138,6 +139,16 @@ struct Resolver::Impl {
   PathCache::Index ensure_entry(const PathKey& key);
   void make_room();
   void flush_outbox();
+
+  // resolver_tables.cpp: the subnet's paths in one GetTable (Policy::prefetch).
+  void want_table();       // after start, SM change, own LID change, port up: the next GetTable
+  void send_table();       // the wanted GetTable, once the port can send
+  void drop_table();       // forget the wanted or in-flight GetTable (port down, prefetch off)
+  void table_unsent(QueryId id);     // the sink sends no tables: GETs, as without prefetch
+  void table_failed();               // the revalidation schedule goes on by GETs
+  void apply_table(const std::vector<PathRecord>& paths);
+  // While a GetTable is wanted or in flight, the GET revalidation schedule waits for it.
+  bool awaiting_table() const { return table_query != 0 || table_wanted; }
 
   // resolver_events.cpp: fabric events, flush, snapshot.
   void schedule_revalidation_all();
@@ -185,6 +196,16 @@ struct Resolver::Impl {
   std::deque<std::pair<JobId, std::uint64_t>> background_queue;  // revalidation, prefetch
   std::deque<PathKey> revalidation_schedule;  // most recently used first
   TimePoint next_revalidation{};
+
+  // GetTable ids have their own counter, marked by the top bit: never equal to a GET's.
+  static constexpr QueryId kTableQueryBit = QueryId{1} << 63;
+  QueryId next_table = 1;
+  QueryId table_query = 0;   // the GetTable in flight, 0 if none
+  bool table_wanted = false;  // a GetTable is to be sent once the port can (and table_retry_at passed)
+  std::uint32_t table_attempts = 0;  // unanswered GetTables since it was wanted
+  TimePoint table_retry_at{};
+  TableQuery table_sent;      // the question of the one in flight
+  TimePoint table_sent_at{};
 
   std::vector<Outgoing> outbox;
   bool draining = false;

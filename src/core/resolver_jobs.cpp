@@ -92,6 +92,7 @@ std::uint32_t Resolver::Impl::send_cap() const {
 
 void Resolver::Impl::pump() {
   if (!port_active) return;
+  send_table();
   auto front_is_live = [this](auto& queue) {
     while (!queue.empty()) {
       auto [id, seq] = queue.front();
@@ -165,6 +166,14 @@ void Resolver::Impl::accept(JobId id, const PathRecord& path) {
   if (jkey.by_lid) destroy_job(id);
 
   PathCache::Index i = ensure_entry(key);
+  store_path(i, path);
+  if (!waiters.empty()) cache.touch(i, now());
+  ResolveResult result = served(cache.at(i));
+  if (!jkey.by_lid) destroy_job(id);
+  for (RequestId w : waiters) complete_detached(w, result);
+}
+
+void Resolver::Impl::store_path(PathCache::Index i, const PathRecord& path) {
   CacheEntry& e = cache.at(i);
   const bool had_path = e.has_path();
   const EntryState old_state = e.state;
@@ -178,11 +187,7 @@ void Resolver::Impl::accept(JobId id, const PathRecord& path) {
   e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
   cache.index_lid(i);
   if (had_path && (old_dlid != path.dlid || old_state == EntryState::provisional)) note_change(e, old_state, old_dlid);
-  lid_failures.erase(LidKey{key.sgid, path.dlid, key.pkey});
-  if (!waiters.empty()) cache.touch(i, now());
-  ResolveResult result = served(e);
-  if (!jkey.by_lid) destroy_job(id);
-  for (RequestId w : waiters) complete_detached(w, result);
+  lid_failures.erase(LidKey{e.key.sgid, path.dlid, e.key.pkey});
 }
 
 void Resolver::Impl::handle_failure(JobId id, Error error) {
@@ -255,6 +260,7 @@ void Resolver::Impl::release_retries(TimePoint t) {
 }
 
 void Resolver::Impl::release_revalidations(TimePoint t) {
+  if (awaiting_table()) return;  // the GetTable may answer them all
   const Duration interval =
       std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1.0 / policy.revalidate_per_s));
   while (!revalidation_schedule.empty() && next_revalidation <= t) {

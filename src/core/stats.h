@@ -21,6 +21,11 @@ struct Stats {
   std::uint64_t sa_errors = 0;         // no_record / invalid answers
   std::uint64_t rejected_paths = 0;    // SA answers refused as not servable (DLID 0, bad MTU ...)
   std::uint64_t revalidations = 0;
+  std::uint64_t sa_tables = 0;           // GetTables sent (prefetch, revalidation after SM/LID change)
+  std::uint64_t sa_tables_answered = 0;  // of those, answered and read
+  std::uint64_t sa_tables_failed = 0;    // of those, not usable (refused, timed out): GETs instead
+  std::uint64_t table_paths = 0;         // paths a GetTable filled in or refreshed
+  std::uint64_t table_skipped = 0;       // its paths left out: cache full, or not servable
   std::array<std::uint64_t, 8> failures_by_reason{};  // indexed by core::Error
   std::uint64_t failures = 0;          // sum of failures_by_reason
   std::uint64_t evictions = 0;

@@ -178,6 +178,12 @@ bool FabricPort::query_path_table(const core::Gid& sgid, core::Pkey pkey, std::f
   return impl_->query_table(table);
 }
 
+bool FabricPort::send_table_query(const core::TableQuery& query) {
+  return query_path_table(query.sgid, query.pkey, [this, id = query.id](const PathTable& table) {
+    if (impl_->events.on_table_result) impl_->events.on_table_result(id, {table.error, table.paths, table.reason});
+  });
+}
+
 bool FabricPort::tables_usable() const { return impl_->sa.tables_usable(); }
 
 FabricStats FabricPort::stats() const {

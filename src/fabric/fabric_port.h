@@ -22,6 +22,7 @@ namespace ibat::fabric {
 
 struct FabricEvents {
   std::function<void(core::QueryId, const core::QueryResult&)> on_query_result;
+  std::function<void(core::QueryId, const core::TableResult&)> on_table_result;
   std::function<void(const core::LocalPort&)> on_local_port;
   std::function<void()> on_sm_changed;
   std::function<void(const core::Gid&)> on_gid_out_of_service;
@@ -48,6 +49,8 @@ class FabricPort final : public core::QuerySink {
 
   void send_path_query(const core::PathQuery& query) override;
   void cancel_query(core::QueryId id) override;
+  // The Resolver's GetTable (query_path_table); its answer comes as on_table_result.
+  bool send_table_query(const core::TableQuery& query) override;
 
   // The PathRecord GetTable of `sgid`'s subnet (SaClient::query_path_table); before the SM LID is
   // known it waits for the first PortInfo. Returns false, and never calls `done`, when GetTables

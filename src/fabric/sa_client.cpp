@@ -91,6 +91,7 @@ void SaClient::query_path(const core::PathQuery& query, PathDone done) {
       sa_mad(mad::build_path_record_get(0, want, mask)), kPathRecordAnswer, policy_,
       [this, query, done = std::move(done)](const MadAnswer* answer) {
         paths_in_flight_.erase(query.id);
+        if (answer) ++sa_answers_;
         done(answer ? path_result_from_answer(query, *answer) : core::QueryResult{core::Error::timeout, {}});
       });
   paths_in_flight_[id] = handle;
@@ -110,10 +111,11 @@ void SaClient::query_broadcast_group(const core::Gid& port_gid, core::Pkey pkey,
   want.port_gid = port_gid;
   const std::uint64_t mask = mad::mcm_mask::kMgid;
   requester_.submit(sa_mad(mad::build_mcmember_get(0, want, mask)), kMcMemberAnswer, policy_,
-                    [pkey, done = std::move(done)](const MadAnswer* answer) {
+                    [this, pkey, done = std::move(done)](const MadAnswer* answer) {
                       core::BroadcastParams params;
                       params.pkey = pkey;
                       if (!answer) return done(core::Error::timeout, params);
+                      ++sa_answers_;
                       const core::Error status = error_from_sa_status(answer->header);
                       if (status != core::Error::ok) return done(status, params);
                       auto sa = mad::decode_sa_mad(answer->bytes);

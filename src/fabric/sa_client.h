@@ -60,6 +60,9 @@ class SaClient {
 
   // Starts the PathRecord GetTable from `sgid` (with the switches' NodeRecord GetTable beside
   // it); `done` runs exactly once. Returns false, and never calls `done`, when GetTables are off.
+  // A refused or unreadable table turns them off until the next SM, and so does one that times
+  // out while the SA answered other queries; one that times out while the SA answered nothing
+  // (down, or OpenSM's first sweep) leaves them on: the caller may ask again.
   bool query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done);
   bool tables_usable() const { return tables_off_reason_.empty(); }
   const std::string& tables_off_reason() const { return tables_off_reason_; }
@@ -89,6 +92,9 @@ class SaClient {
   std::string tables_off_reason_;  // empty: GetTables are on
   bool tables_off_reported_ = false;
   std::uint64_t sm_generation_ = 0;  // on_sm_changed calls so far
+  // SA answers of any kind so far: a table that times out while the SA answers nothing else says
+  // the SA is down or in its first sweep (OpenSM ignores SA MADs then), not that it refuses tables.
+  std::uint64_t sa_answers_ = 0;
   TableCounters table_counters_;
   std::function<void(const std::string&)> tables_off_observer_;
 };

@@ -21,6 +21,7 @@ struct SaClient::TableJob {
   core::Gid sgid;
   core::Pkey pkey;
   std::uint64_t sm_generation = 0;
+  std::uint64_t sa_answers = 0;  // SaClient::sa_answers_ when it was sent
   TableDone done;
   std::optional<PathTable> paths;
   std::optional<SwitchTable> switches;
@@ -37,6 +38,7 @@ bool SaClient::query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDon
   job->sgid = sgid;
   job->pkey = pkey;
   job->sm_generation = sm_generation_;
+  job->sa_answers = sa_answers_;
   job->done = std::move(done);
 
   core::PathRecord want;
@@ -90,11 +92,14 @@ void SaClient::finish_table(TableJob& job) {
   if (!job.paths || !job.switches) return;
   PathTable& table = *job.paths;
   if (table.error == core::Error::ok && job.switches->error.empty()) leave_out_switches(table, job.switches->ports);
-  if (table.error != core::Error::ok && job.sm_generation == sm_generation_) turn_tables_off(table.reason);
+  const bool sa_silent = table.error == core::Error::timeout && sa_answers_ == job.sa_answers;
+  if (table.error != core::Error::ok && job.sm_generation == sm_generation_ && !sa_silent) turn_tables_off(table.reason);
+  if (sa_silent) table.reason += ", nor anything else meanwhile: down or sweeping";
   job.done(table);
 }
 
 void SaClient::count_table_answer(const MadAnswer& answer, std::size_t records) {
+  ++sa_answers_;
   ++table_counters_.answered;
   table_counters_.records += records;
   table_counters_.bytes += answer.length;

@@ -11,7 +11,13 @@ src=h0003
 start_ibatd "$name" $src d
 dgids=()
 for dest in h0000 h0009 h0017 h0030; do dgids+=("$(host "$name" $dest gid)"); done
-wait_resolving d "${dgids[0]}"  # the daemon has started: the table exists
+# The daemon has started (the table exists) once it resolves; --force-sa asks the daemon, not the
+# table (the default prefetch may have published the path already), so table_hits stays the client's.
+deadline=$((SECONDS + 30))
+until cli d resolve --dgid "${dgids[0]}" --force-sa --timeout 2000 >/dev/null 2>&1; do
+  ((SECONDS < deadline)) || fail "ibatd does not resolve ${dgids[0]} within 30 s: $(tail -5 "$DAEMON_DIR/d.err")"
+  sleep 0.2
+done
 [[ -f "$(sock d).table" ]] || fail "no shared table next to $(sock d)"
 pass "ibatd created $(sock d).table"
 expect_eq "table file mode" "$(stat -c %a "$(sock d).table")" 644

@@ -8,9 +8,11 @@ name=$(lab_name e2eterm)
 lab_up "$name" --topology "$TOPO/fattree-32.net" >/dev/null
 node=h0005
 # Long MAD timeout, no resends, long deadlines: requests stay pending while the port drops MADs.
+# No prefetch: the destinations asked are misses, and the snapshot holds just the paths asked.
 cat >"$E2E_DIR/d.toml" <<'TOML'
 log_level = "info"
 [policy]
+prefetch = "off"
 request_timeout_ms = 60000
 [fabric]
 mad_timeout_ms = 30000

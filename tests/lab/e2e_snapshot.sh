@@ -8,6 +8,9 @@ lab_up "$name" --topology "$TOPO/fattree-32.net" >/dev/null
 node=h0008
 dests=(h0002 h0016 h0029)
 
+# No prefetch: what a daemon holds at start is what its snapshot gave it.
+for tag in good flipped truncated foreign again; do write_config "$E2E_DIR/$tag.toml" 'prefetch = "off"'; done
+
 # A good snapshot first: three paths, written at shutdown.
 start_ibatd "$name" $node good
 for dest in "${dests[@]}"; do wait_resolving good "$(host "$name" $dest gid)"; done

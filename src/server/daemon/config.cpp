@@ -25,7 +25,7 @@ namespace {
 using namespace std::chrono;
 
 using FieldPtr = std::variant<core::Duration*, std::uint32_t*, int*, double*, std::string*, bool*,
-                              core::Pkey*>;
+                              core::Pkey*, core::Prefetch*>;
 
 enum class IntFormat : std::uint8_t { decimal, octal, hex };
 enum class StringRule : std::uint8_t { socket_path, optional_socket_path, optional_file_path,
@@ -130,6 +130,7 @@ const std::vector<KeySpec>& key_specs() {
                    [](DaemonConfig& c) -> FieldPtr { return &c.policy.max_request_timeout; }, kMilli, 1, 3'600'000),
       duration_key("policy", "provisional_ttl_s", [](DaemonConfig& c) -> FieldPtr { return &c.policy.provisional_ttl; },
                    kSecond, 0, kDay),
+      KeySpec{"policy", "prefetch", [](DaemonConfig& c) -> FieldPtr { return &c.policy.prefetch; }},
       int_key("policy", "default_pkey", [](DaemonConfig& c) -> FieldPtr { return &c.policy.default_pkey; },
               0x0001, 0xFFFF, true, IntFormat::hex),
       // [fabric]: the port is opened once, changes need a restart
@@ -227,6 +228,8 @@ std::string expected(const KeySpec& k, const FieldPtr& field) {
           return fmt::format("a number in [{}, {}]", k.real_lo, k.real_hi);
         } else if constexpr (std::is_same_v<T, bool>) {
           return "a boolean (true or false)";
+        } else if constexpr (std::is_same_v<T, core::Prefetch>) {
+          return "\"subnet\" (one GetTable per port and SM) or \"off\" (a GET per destination)";
         } else if constexpr (std::is_same_v<T, core::Pkey>) {
           return fmt::format("an integer P_Key in [{}, {}] whose low 15 bits are not all zero",
                              format_int(k.int_lo, k.format), format_int(k.int_hi, k.format));
@@ -349,6 +352,12 @@ bool apply_value(const KeySpec& k, const toml::node& node, DaemonConfig& config)
         } else if constexpr (std::is_same_v<T, bool>) {
           if (!node.is_boolean()) return false;
           *p = *node.value<bool>();
+          return true;
+        } else if constexpr (std::is_same_v<T, core::Prefetch>) {
+          if (!node.is_string()) return false;
+          std::optional<core::Prefetch> v = core::prefetch_from_string(node.as_string()->get());
+          if (!v) return false;
+          *p = *v;
           return true;
         } else if constexpr (std::is_same_v<T, std::string>) {
           if (!node.is_string()) return false;
@@ -518,6 +527,8 @@ std::string render_field(const KeySpec& k, const DaemonConfig& config) {
           return fmt::format("{}", *p);
         } else if constexpr (std::is_same_v<T, bool>) {
           return *p ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, core::Prefetch>) {
+          return quote(core::to_string(*p));
         } else if constexpr (std::is_same_v<T, std::string>) {
           return quote(*p);
         } else if constexpr (std::is_same_v<T, core::Duration>) {

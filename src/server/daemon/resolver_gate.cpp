@@ -28,6 +28,11 @@ void ResolverGate::on_query_result(core::QueryId id, const core::QueryResult& re
   arm();
 }
 
+void ResolverGate::on_table_result(core::QueryId id, const core::TableResult& result) {
+  resolver_.on_table_result(id, result);
+  arm();
+}
+
 void ResolverGate::on_local_port(const core::LocalPort& port) {
   resolver_.on_local_port(port);
   arm();

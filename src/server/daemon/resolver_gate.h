@@ -27,6 +27,7 @@ class ResolverGate {
   core::RequestId resolve(const core::ResolveRequest& request, core::Completion done);
   bool cancel(core::RequestId id);
   void on_query_result(core::QueryId id, const core::QueryResult& result);
+  void on_table_result(core::QueryId id, const core::TableResult& result);
   void on_local_port(const core::LocalPort& port);
   void on_sm_changed();
   void on_gid_out_of_service(const core::Gid& gid);

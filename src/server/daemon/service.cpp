@@ -289,6 +289,20 @@ void Service::on_query_result(core::QueryId id, const core::QueryResult& result)
   gate_.on_query_result(id, result);
 }
 
+void Service::on_table_result(core::QueryId id, const core::TableResult& result) {
+  const core::Stats before = resolver_.stats();
+  gate_.on_table_result(id, result);
+  const core::Stats after = resolver_.stats();
+  if (after.sa_tables_answered > before.sa_tables_answered) {
+    spdlog::info("subnet paths: {} from one GetTable ({} left out), {} cached", after.table_paths - before.table_paths,
+                 after.table_skipped - before.table_skipped, after.entries);
+    refresh_table();
+  } else if (after.sa_tables_failed > before.sa_tables_failed) {
+    spdlog::warn("subnet GetTable failed ({}: {}): paths are asked one GET at a time", core::to_string(result.error),
+                 result.reason);
+  }
+}
+
 void Service::on_local_port(const core::LocalPort& port) {
   bool lid_changed = last_port_ && last_port_->lid != port.lid;
   bool changed = !last_port_ || lid_changed || last_port_->active != port.active ||
@@ -340,6 +354,10 @@ void Service::on_broadcast_params(const core::BroadcastParams& params) {
 fabric::FabricEvents Service::fabric_events() {
   fabric::FabricEvents events;
   events.on_query_result = [this](core::QueryId id, const core::QueryResult& r) { on_query_result(id, r); };
+  events.on_table_result = [this](core::QueryId id, const core::TableResult& r) { on_table_result(id, r); };
+  events.on_table_fallback = [](const std::string& reason) {
+    spdlog::warn("PathRecord GetTables off until the next SM: {}; paths are asked one GET at a time", reason);
+  };
   events.on_local_port = [this](const core::LocalPort& p) { on_local_port(p); };
   events.on_sm_changed = [this] { on_sm_changed(); };
   events.on_gid_out_of_service = [this](const core::Gid& g) { on_gid_out_of_service(g); };

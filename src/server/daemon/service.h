@@ -59,6 +59,7 @@ class Service {
   // Fabric inputs, on the loop thread; fabric_events() calls these.
   fabric::FabricEvents fabric_events();
   void on_query_result(core::QueryId id, const core::QueryResult& result);
+  void on_table_result(core::QueryId id, const core::TableResult& result);
   void on_local_port(const core::LocalPort& port);
   void on_sm_changed();
   void on_gid_out_of_service(const core::Gid& gid);

@@ -27,6 +27,8 @@ class TablePublisher final : public core::QuerySink {
 
   void send_path_query(const core::PathQuery& query) override;
   void cancel_query(core::QueryId id) override;
+  // Passed on: what a table brings is published by republish() once the Resolver has it.
+  bool send_table_query(const core::TableQuery& query) override { return fabric_.send_table_query(query); }
 
   // Call after Resolver::on_query_result(id, result) with the time the Resolver saw.
   void on_query_result(core::QueryId id, const core::QueryResult& result, core::TimePoint now, core::Duration ttl);

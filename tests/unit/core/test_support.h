@@ -26,6 +26,13 @@ class FakeSink : public QuerySink {
     cancelled.insert(id);
     open.erase(id);
   }
+  // GetTables are taken only when `tables` is set (as a FabricPort whose SA serves them).
+  bool send_table_query(const TableQuery& q) override {
+    if (!tables) return false;
+    tables_sent.push_back(q);
+    open.insert(q.id);
+    return true;
+  }
   // The most recent query for a GID destination, if still open.
   std::optional<PathQuery> open_for(const Gid& dgid) const {
     for (auto it = sent.rbegin(); it != sent.rend(); ++it)
@@ -33,6 +40,8 @@ class FakeSink : public QuerySink {
     return std::nullopt;
   }
   std::vector<PathQuery> sent;
+  bool tables = false;
+  std::vector<TableQuery> tables_sent;
   std::set<QueryId> open;
   std::set<QueryId> cancelled;
 };

@@ -211,16 +211,35 @@ TEST_F(SaClientTableTest, ARefusedGetTableTurnsTablesOffOnceUntilTheNextSm) {
   EXPECT_EQ(offs.size(), 2U) << "once per SM";
 }
 
-TEST_F(SaClientTableTest, ASilentSaTurnsTablesOff) {
+TEST_F(SaClientTableTest, AnSaSilentToEverythingLeavesTablesOn) {
+  // OpenSM ignores SA MADs in its first sweep: the table may be asked again, it is not refused.
   ASSERT_TRUE(start());
   loop.run();
   ASSERT_EQ(tables.size(), 1U);
   EXPECT_EQ(tables[0].error, core::Error::timeout);
-  EXPECT_EQ(tables[0].reason, "the SA did not answer the PathRecord GetTable (2 attempts)");
+  EXPECT_EQ(tables[0].reason,
+            "the SA did not answer the PathRecord GetTable (2 attempts), nor anything else meanwhile: down or sweeping");
   EXPECT_EQ(sender.sent.size(), 4U) << "both GetTables, each sent twice";
+  EXPECT_TRUE(sa.tables_usable());
+  EXPECT_TRUE(offs.empty());
+  EXPECT_EQ(sa.table_counters().answered, 0U);
+  EXPECT_TRUE(start()) << "asked again";
+}
+
+TEST_F(SaClientTableTest, AnSaThatAnswersGetsButNotTablesTurnsThemOff) {
+  ASSERT_TRUE(start());
+  core::PathQuery get{.id = 7, .sgid = kSelf, .dgid = gid(0x20), .dlid = std::nullopt, .pkey = kPkey};
+  std::vector<core::QueryResult> results;
+  sa.query_path(get, [&](const core::QueryResult& r) { results.push_back(r); });
+  requester.on_receive(test::path_answer(sender.sent.back(), path_to(0x20, 32), kSmLid));
+  ASSERT_EQ(results.size(), 1U);
+  EXPECT_EQ(results[0].error, core::Error::ok);
+  loop.run();
+  ASSERT_EQ(tables.size(), 1U);
+  EXPECT_EQ(tables[0].error, core::Error::timeout);
+  EXPECT_EQ(tables[0].reason, "the SA did not answer the PathRecord GetTable (2 attempts)");
   EXPECT_FALSE(sa.tables_usable());
   EXPECT_EQ(offs.size(), 1U);
-  EXPECT_EQ(sa.table_counters().answered, 0U);
 }
 
 TEST_F(SaClientTableTest, UnreadableOrForeignTablesAreRefused) {

@@ -1,0 +1,108 @@
+// Prefetch and bulk revalidation (Policy::prefetch, docs/design.md "Prefetch"): when the port
+// becomes usable and after every SM change or move of our own LID, one PathRecord GetTable asks
+// the paths to the whole subnet on the default P_Key. Its answer fills the cache (only while there
+// is room: it never pushes out an entry) and refreshes every entry it names; meanwhile the GET
+// revalidation schedule waits, so the only GETs are those that requests wait on now. What the
+// table does not name (other P_Keys, destinations it lacks) is then revalidated by GET as before;
+// a table that times out is asked again with the GET backoff (retry_base..retry_max, retry_count:
+// the SA may be down or in its first sweep, when GETs would fail as well), and one the SA refuses
+// or that still finds no answer leaves everything to GETs.
+#include "core/backoff.h"
+#include "core/resolver_impl.h"
+
+namespace ibat::core {
+
+void Resolver::Impl::want_table() {
+  if (policy.prefetch == Prefetch::off) return;
+  if (table_query != 0) outbox.emplace_back(CancelCall{table_query});  // its answer may be outdated
+  table_query = 0;
+  table_wanted = true;
+  table_attempts = 0;
+  table_retry_at = TimePoint{};
+}
+
+void Resolver::Impl::send_table() {
+  if (!table_wanted || !port || !port_active || port->gid.is_zero() || now() < table_retry_at) return;
+  table_wanted = false;
+  table_query = kTableQueryBit | next_table++;
+  table_sent = TableQuery{.id = table_query, .sgid = port->gid, .pkey = policy.default_pkey};
+  table_sent_at = now();
+  outbox.emplace_back(table_sent);
+}
+
+void Resolver::Impl::drop_table() {
+  if (table_query != 0) outbox.emplace_back(CancelCall{table_query});
+  table_query = 0;
+  table_wanted = false;
+  next_revalidation = std::max(next_revalidation, now());
+}
+
+void Resolver::Impl::table_unsent(QueryId id) {
+  if (id != table_query) return;
+  table_query = 0;
+  next_revalidation = std::max(next_revalidation, now());
+}
+
+void Resolver::Impl::table_failed() {
+  ++stats.sa_tables_failed;
+  next_revalidation = std::max(next_revalidation, now());
+}
+
+void Resolver::on_table_result(QueryId id, const TableResult& result) {
+  Impl& m = *impl_;
+  if (id == 0 || id != m.table_query) return;  // cancelled, or asked before the last SM change
+  m.table_query = 0;
+  if (result.error == Error::ok) {
+    ++m.stats.sa_tables_answered;
+    m.apply_table(result.paths);
+  } else {
+    // A lost table is the SA's overload signal as much as a lost GET; its round trip, long by
+    // nature, is no sample of the SA's queue.
+    if (result.error == Error::timeout && m.policy.sa_adaptive) m.pacer.on_loss(m.table_sent_at, m.now());
+    if (result.error == Error::timeout && m.table_attempts < m.policy.retry_count) {
+      ++m.table_attempts;
+      m.table_retry_at = m.now() + backoff_delay(m.policy, m.table_attempts, m.prng);
+      m.table_wanted = true;
+    } else {
+      m.table_failed();
+    }
+  }
+  m.settle();
+}
+
+void Resolver::Impl::apply_table(const std::vector<PathRecord>& paths) {
+  const Gid sgid = table_sent.sgid;
+  const Pkey pkey = table_sent.pkey;
+  for (const PathRecord& p : paths) {
+    if (!p.is_servable() || p.sgid != sgid || p.dgid.is_zero()) {
+      ++stats.table_skipped;
+      continue;
+    }
+    const PathKey key{sgid, p.dgid, pkey};
+    PathCache::Index i = cache.find(key);
+    if (i == PathCache::npos) {
+      if (cache.size() >= policy.capacity) {
+        ++stats.table_skipped;
+        continue;
+      }
+      i = cache.insert_least_recent(key, now());
+    }
+    ++stats.table_paths;
+    JobId job = job_for(JobKey::for_path(key));
+    if (job == 0) {
+      store_path(i, p);
+      continue;
+    }
+    // A GET for it is queued or in flight (a request waits, or a revalidation): the table's
+    // answer is as fresh, so it completes the waiters now and the GET is not needed.
+    Job& j = jobs.at(job);
+    if (j.query != 0) {
+      outbox.emplace_back(CancelCall{j.query});
+      inflight.erase(j.query);
+      j.query = 0;
+    }
+    accept(job, p);
+  }
+}
+
+}  // namespace ibat::core

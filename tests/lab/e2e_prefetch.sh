@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# e2e.prefetch: a fresh ibatd with the default config on a generated 480-host tree (the real
+# OpenSM through the kernel MAD twin's RMPP) holds a path to every host of the subnet from one
+# PathRecord GetTable, having sent no PathRecord GET; a sample of them equals saquery's answers and
+# each first resolve is a cache hit. After `sm restart --new-lids` one more GetTable revalidates
+# every path (new DLIDs, counted) with no GET beyond what requests waited on.
+source "$(dirname "$0")/lab_lib.sh"
+source "$(dirname "$0")/e2e_lib.sh"
+name=$(lab_name e2epf)
+"$LAB" topology fattree --spines 4 --leaves 20 --hosts-per-leaf 24 --output "$E2E_DIR/ft480.net"
+lab_up "$name" --topology "$E2E_DIR/ft480.net" >/dev/null
+hosts=$(hosts_file "$name")
+src=h0003
+start_ibatd "$name" $src d
+
+# stats_field TAG EXPR: EXPR over ibat stats --json (j)
+stats_field() { jq_py "$(cli "$1" stats --json)" "$2"; }
+# wait_tables TAG N: until N subnet GetTables have been answered
+wait_tables() {
+  local deadline=$((SECONDS + 30))
+  until (($(stats_field "$1" 'j["sa_tables_answered"]') >= $2)); do
+    ((SECONDS < deadline)) || fail "no subnet GetTable answered ($2 wanted) in 30 s: $(cli "$1" stats --json); $(tail -5 "$DAEMON_DIR/$1.err")"
+    sleep 0.1
+  done
+}
+
+started=$SECONDS
+wait_tables d 1
+pass "the subnet's paths arrived $((SECONDS - started)) s after the socket opened"
+all_hosts=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$hosts")
+s=$(cli d stats --json)
+expect_eq "cache entries: every host of the subnet (itself included)" "$(jq_py "$s" 'j["entries"]')" "$all_hosts"
+expect_eq "PathRecord GETs sent" "$(jq_py "$s" 'j["sa_queries"]')" 0
+expect_eq "subnet GetTables sent" "$(jq_py "$s" 'j["sa_tables"]')" 1
+expect_eq "switch ports left out of the table" "$(jq_py "$s" 'j["fabric"]["sa_table_records"] - j["table_paths"] - 24 >= 0')" True
+
+# A sample across leaves: each first resolve a hit, equal to saquery's answer.
+sgid=$(host "$name" $src gid)
+for dest in h0001 h0030 h0241 h0479; do
+  dgid=$(host "$name" $dest gid)
+  out=$(cli d resolve --dgid "$dgid" --json) || fail "resolve $dest: exit $?"
+  want=$(saquery_path "$name" $src "$sgid" "$dgid")
+  python3 - "$out" "$want" <<'PY' || fail "$dest: ibatd and saquery differ"
+import json, sys
+got, want = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert got["state"] == "valid", got
+diff = {k: (got[k], v) for k, v in want.items() if got[k] != v}
+assert not diff, f"(ibatd, saquery) differ: {diff}"
+PY
+  pass "$dest: DLID $(jq_py "$out" 'j["dlid"]') as saquery, from the table"
+done
+s=$(cli d stats --json)
+expect_eq "the sample: cache hits" "$(jq_py "$s" 'j["cache_hits"]')" 4
+expect_eq "the sample: PathRecord GETs" "$(jq_py "$s" 'j["sa_queries"]')" 0
+
+# SM restart with new LIDs: one GetTable revalidates everything. The daemon asks one when it sees
+# its own LID move and again when it sees the SM change (an answer from between the two may be
+# the new SM's already, or lost to its first sweep), so 1 or 2 more are answered.
+old_dlid=$(jq_py "$(cli d resolve --dgid "$(host "$name" h0241 gid)" --json)" 'j["dlid"]')
+"$LAB" sm restart --name "$name" --new-lids >/dev/null
+deadline=$((SECONDS + 20))
+until s=$(cli d stats --json) && (($(jq_py "$s" 'j["sm_changes"]') >= 1 && $(jq_py "$s" 'j["pending"] + j["inflight"]') == 0)) &&
+      [[ $(jq_py "$(cli d paths --json)" 'sum(1 for p in j if p["state"] != "valid")') == 0 ]]; do
+  ((SECONDS < deadline)) || fail "stale entries left 20 s after the restart: $(cli d stats --json)"
+  sleep 0.2
+done
+new=$(cli d resolve --dgid "$(host "$name" h0241 gid)" --cache-only --json)
+[[ $(jq_py "$new" 'j["dlid"]') != "$old_dlid" ]] || fail "h0241 kept DLID $old_dlid across the new LIDs"
+s=$(cli d stats --json)
+expect_eq "after the restart: 1 or 2 more subnet GetTables answered" "$(jq_py "$s" 'j["sa_tables_answered"] in (2, 3)')" True
+expect_eq "after the restart: every entry refreshed by each table" \
+  "$(jq_py "$s" 'j["table_paths"] == j["sa_tables_answered"] * j["entries"]')" True
+expect_eq "after the restart: entries" "$(jq_py "$s" 'j["entries"]')" "$all_hosts"
+expect_eq "after the restart: no GET revalidation" "$(jq_py "$s" 'j["sa_queries"]')" 0
+expect_eq "after the restart: failures" "$(jq_py "$s" 'j["failures"]["total"]')" 0
+pass "h0241 moved from DLID $old_dlid to $(jq_py "$new" 'j["dlid"]'), revalidated by GetTable"
