@@ -2,7 +2,8 @@
 # e2e.prefetch: a fresh ibatd with the default config on a generated 480-host tree (the real
 # OpenSM through the kernel MAD twin's RMPP) holds a path to every host of the subnet from one
 # PathRecord GetTable, having sent no PathRecord GET; a sample of them equals saquery's answers and
-# each first resolve is a cache hit. After `sm restart --new-lids` one more GetTable revalidates
+# each first resolve is a cache hit, through the CLI and through the kernel's local SA (the kernel
+# twin asks as IPoIB does). After `sm restart --new-lids` one more GetTable revalidates
 # every path (new DLIDs, counted) with no GET beyond what requests waited on.
 source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/e2e_lib.sh"
@@ -11,6 +12,10 @@ name=$(lab_name e2epf)
 lab_up "$name" --topology "$E2E_DIR/ft480.net" >/dev/null
 hosts=$(hosts_file "$name")
 src=h0003
+TWIN=${KERNEL_TWIN:-$BIN/ibat-kernel-twin}
+[[ -x $TWIN ]] || fail "ibat-kernel-twin not built at $TWIN (build target ibat-kernel-twin)"
+write_config "$E2E_DIR/d.toml"
+printf '[linux]\nlocal_sa_socket = "%s"\n' "$E2E_DIR/d.lsa" >>"$E2E_DIR/d.toml"
 start_ibatd "$name" $src d
 
 # stats_field TAG EXPR: EXPR over ibat stats --json (j)
@@ -52,6 +57,16 @@ done
 s=$(cli d stats --json)
 expect_eq "the sample: cache hits" "$(jq_py "$s" 'j["cache_hits"]')" 4
 expect_eq "the sample: PathRecord GETs" "$(jq_py "$s" 'j["sa_queries"]')" 0
+
+# The kernel's first path query for any host (IPoIB's) is a hit too.
+kernel_dgids=()
+for dest in h0002 h0100 h0333 h0478; do kernel_dgids+=("$(host "$name" $dest gid)"); done
+"$TWIN" --socket "$E2E_DIR/d.lsa" --sgid "$sgid" --caller ipoib "${kernel_dgids[@]}" >"$E2E_DIR/kernel.jsonl" ||
+  fail "kernel twin failed: exit $?"
+expect_eq "kernel twin: paths" "$(grep -c '"outcome": *"path"' "$E2E_DIR/kernel.jsonl")" 4
+s=$(cli d stats --json)
+expect_eq "kernel twin: cache hits" "$(jq_py "$s" 'j["cache_hits"]')" 8
+expect_eq "kernel twin: PathRecord GETs" "$(jq_py "$s" 'j["sa_queries"]')" 0
 
 # SM restart with new LIDs: one GetTable revalidates everything. The daemon asks one when it sees
 # its own LID move and again when it sees the SM change (an answer from between the two may be
