@@ -15,6 +15,8 @@ enum class EventKind : std::uint8_t {
   tick,           // call Resolver::tick() of `node` (if still the node's scheduled wake-up)
   query_answer,   // SA answer for query `arg` of `node` reaches the node
   query_timeout,  // MAD attempt for query `arg` of `node` timed out
+  table_answer,   // SA answer for GetTable MAD `arg` of `node` (sim/simulator_tables.cpp) arrives
+  table_timeout,  // an attempt of GetTable MAD `arg` of `node` timed out
   rank_step,      // workload: rank `arg` (global index) does its next action
   sm_changed,     // the new SM has swept: every node sees an SM change (and LID change if set)
   monitor_poll,   // port monitor of `node`: a poll with an SM/SA check due

@@ -20,12 +20,13 @@ class MadAttempts {
  public:
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
 
-  // Sends attempt `attempt()` at `now_ns`: pushes `answer_kind` at its answer time if it is the
-  // first answer, and `timer_kind` at its timer if that fires before any answer.
+  // Sends attempt `attempt()` of `query` at `now_ns`: pushes `answer_kind` at its answer time if
+  // it is the first answer, and `timer_kind` at its timer if that fires before any answer. A
+  // GetTable's answer is one RMPP message: the timer covers its whole transfer, as for a GET.
   void send(const fabric::RetryPolicy& policy, std::mt19937_64& rng, SaModel& sa, EventQueue& queue,
             std::int64_t now_ns, std::uint32_t node, std::uint64_t id, EventKind answer_kind,
-            EventKind timer_kind) {
-    if (const auto at = sa.submit(now_ns); at && *at < answer_ns_) {
+            EventKind timer_kind, SaQuery query = SaQuery::get()) {
+    if (const auto at = sa.submit(now_ns, query); at && *at < answer_ns_) {
       answer_ns_ = *at;
       queue.push(answer_ns_, answer_kind, node, id);
     }

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   std::string workload = "job-start";
   std::string strategy = "ibat";
   std::string pace = "adaptive";
+  std::string prefetch{ibat::core::to_string(sc.policy.prefetch)};
   double fifo_timeout_ms = 10'000.0;
   double sa_query_us = static_cast<double>(sc.sa.query_ns) / 1e3;
   double sa_record_us = static_cast<double>(sc.sa.record_ns) / 1e3;
@@ -65,6 +66,9 @@ int main(int argc, char** argv) {
   app.add_option("--pace", pace, "adaptive (the Policy: SaPacer) | fixed (token bucket only) | "
                  "oracle (0.8 x the SA's GET rate / N per node)")
       ->check(CLI::IsMember({"adaptive", "fixed", "oracle"}));
+  app.add_option("--prefetch", prefetch, "Policy::prefetch of every node's Resolver: subnet (one GetTable "
+                 "per port and SM; the default) | off (GETs only, as before)")
+      ->check(CLI::IsMember({"subnet", "off"}));
   app.add_option("--latency-us", latency_us, "one-way fabric latency, us")->check(CLI::NonNegativeNumber);
   app.add_option("--mad-timeout-ms", mad_timeout_ms, "SaClient per-MAD timeout")->check(CLI::PositiveNumber);
   app.add_option("--mad-retries", sc.mad_retries, "SaClient resends before reporting timeout");
@@ -112,6 +116,7 @@ int main(int argc, char** argv) {
   sc.workload = *workload_from_string(workload);  // checked by IsMember above
   sc.strategy = *strategy_from_string(strategy);
   sc.pace = *pace_from_string(pace);
+  sc.policy.prefetch = *ibat::core::prefetch_from_string(prefetch);
   sc.sa.query_ns = std::llround(sa_query_us * 1e3);
   sc.sa.record_ns = std::llround(sa_record_us * 1e3);
   if (sa_rate > 0) sc.sa.set_get_rate(sa_rate);

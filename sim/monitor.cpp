@@ -137,7 +137,9 @@ void Monitor::done(std::uint32_t n, Purpose purpose, bool answered, std::int64_t
     case Purpose::subscribe:
       if (answered && s.subscriptions < 2) ++s.subscriptions;
       return;
-    case Purpose::mcmember: return;
+    case Purpose::mcmember:
+      if (answered) ++s.broadcast_answers;
+      return;
     case Purpose::sm_info:
       s.master_seen = answered;
       if (s.check == fabric::SmCheck::full && answered && s.subscriptions == 2) {

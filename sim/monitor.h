@@ -55,6 +55,11 @@ class Monitor {
   void on_remote_timeout(std::uint32_t node, std::int64_t now_ns);
   // The node saw an SM change: re-subscribe, re-read the broadcast group, full check next poll.
   void on_sm_changed(std::uint32_t node, std::int64_t now_ns);
+  // MCMemberRecord answers `node` received: with its GetTables, what the SaClient counts as the SA
+  // answering (sim/simulator_tables.cpp).
+  std::uint64_t broadcast_answers(std::uint32_t node) const {
+    return nodes_.empty() ? 0 : nodes_[node].broadcast_answers;
+  }
   // Totals, with the local polls of [0, end_ns] counted in closed form.
   MonitorTotals totals(std::int64_t end_ns) const;
 
@@ -74,6 +79,7 @@ class Monitor {
     bool master_seen = false;
     bool kept = false;
     std::uint8_t subscriptions = 2;   // confirmed trap subscriptions
+    std::uint64_t broadcast_answers = 0;
     std::uint64_t next_mad = 1;
     QueryTable<Mad> mads;
   };

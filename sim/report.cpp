@@ -20,6 +20,9 @@ nlohmann::json figures_json(const RunResult& r) {
   return nlohmann::json{
       {"requests", r.requests},
       {"sa_queries", r.sa_queries},
+      {"sa_tables", r.sa_tables},
+      {"sa_switch_tables", r.sa_switch_tables},
+      {"sa_tables_dropped", r.sa_tables_dropped},
       {"sa_served", r.sa_served},
       {"sa_dropped", r.sa_dropped},
       {"sa_overload_dropped", r.sa_overload_dropped},
@@ -43,6 +46,8 @@ nlohmann::json figures_json(const RunResult& r) {
       {"coalesced", r.coalesced},
       {"evictions", r.evictions},
       {"revalidations", r.revalidations},
+      {"tables_answered", r.tables_answered},
+      {"tables_failed", r.tables_failed},
       {"paths_held", r.paths_held},
       {"monitor_remote_mads", r.monitor_remote_mads},
       {"monitor_local_mads", r.monitor_local_mads},
@@ -69,6 +74,7 @@ nlohmann::json to_json(const Scenario& s, const RunResult& r) {
       {"sa_queue", s.sa.queue_limit},
       {"latency_us", static_cast<double>(s.sa.latency_ns) / 1e3},
       {"pace", to_string(s.pace)},
+      {"prefetch", ibat::core::to_string(s.policy.prefetch)},
       {"analytic", r.analytic},
       {"events", r.events},
       {"events_per_s", events_per_s},
@@ -79,6 +85,10 @@ nlohmann::json to_json(const Scenario& s, const RunResult& r) {
   if (s.warm_s) j["warm_s"] = *s.warm_s;
   if (s.workload == Workload::boot || s.warm_s) j["start_spread_s"] = s.start_spread_s;
   if (r.warmup) j["warmup"] = figures_json(*r.warmup);
+  if (s.lid_change && s.strategy == Strategy::ibat && (s.sm_restart_at_s || s.workload == Workload::sm_restart)) {
+    j["in_use_renewed_s"] = r.in_use_renewed_s ? nlohmann::json(*r.in_use_renewed_s) : nlohmann::json();
+    j["all_renewed_s"] = r.all_renewed_s ? nlohmann::json(*r.all_renewed_s) : nlohmann::json();
+  }
   if (!r.note.empty()) j["note"] = r.note;
   return j;
 }
@@ -86,12 +96,12 @@ nlohmann::json to_json(const Scenario& s, const RunResult& r) {
 std::string summary_line(const Scenario& s, const RunResult& r) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "%s %s N=%u R=%u%s: sa_queries=%llu dropped=%llu peak=%.0f q/s failures=%llu "
+                "%s %s N=%u R=%u%s: sa_queries=%llu sa_tables=%llu dropped=%llu peak=%.0f q/s failures=%llu "
                 "p50=%.3f ms p99=%.3f ms max=%.3f ms completion=%.3f s sa_busy=%.3f s (%.4f %%) "
                 "monitor=%llu remote/%llu local MADs (wall %.2f s, %llu events)",
                 std::string(to_string(s.workload)).c_str(), std::string(to_string(s.strategy)).c_str(),
                 s.nodes, s.ranks, r.analytic ? " [closed form]" : "",
-                static_cast<unsigned long long>(r.sa_queries),
+                static_cast<unsigned long long>(r.sa_queries), static_cast<unsigned long long>(r.sa_tables),
                 static_cast<unsigned long long>(r.sa_dropped), r.sa_peak_qps,
                 static_cast<unsigned long long>(r.failures), r.resolve_p50_ms, r.resolve_p99_ms,
                 r.resolve_max_ms, r.completion_s, r.sa_busy_s, 100.0 * r.sa_busy_fraction, static_cast<unsigned long long>(r.monitor_remote_mads),

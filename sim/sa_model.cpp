@@ -48,6 +48,8 @@ void SaModel::take_started_off_the_queue(std::int64_t t) {
 std::optional<std::int64_t> SaModel::submit(std::int64_t sent_ns, SaQuery query) {
   const std::int64_t arrival = sent_ns + options_.latency_ns;
   ++totals_.arrived;
+  if (query.kind == SaRequest::path_table) ++totals_.path_tables_arrived;
+  if (query.kind == SaRequest::switch_table) ++totals_.switch_tables_arrived;
   series_.add_sa_arrival(arrival);
   take_started_off_the_queue(arrival);
   const std::size_t in_sa = waiting_.size() + in_service_.size();
@@ -61,6 +63,7 @@ std::optional<std::int64_t> SaModel::submit(std::int64_t sent_ns, SaQuery query)
   const bool down = outage != nullptr && outage->first <= arrival;
   if (down || overloaded || full) {
     ++totals_.dropped;
+    if (query.kind == SaRequest::path_table) ++totals_.path_tables_dropped;
     if (!down) ++totals_.overload_dropped;
     series_.add_sa_drop(arrival);
     return std::nullopt;
@@ -73,6 +76,7 @@ std::optional<std::int64_t> SaModel::submit(std::int64_t sent_ns, SaQuery query)
   if (outage != nullptr && finish > outage->first) {
     // Queued when the SM went away: lost with it. The server restarts idle after the outage.
     ++totals_.dropped;
+    if (query.kind == SaRequest::path_table) ++totals_.path_tables_dropped;
     series_.add_sa_drop(arrival);
     return std::nullopt;
   }

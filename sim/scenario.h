@@ -50,6 +50,8 @@ struct Scenario {
   // nothing the SA sees changes). 0: Policy::capacity. See docs/scale.md "Simulator speed".
   std::uint32_t job_start_capacity = 1024;
   Pace pace = Pace::policy;
+  // Policy::prefetch of every Resolver is `policy.prefetch` (ibat-sim --prefetch): the Resolver's
+  // default, subnet.
   // Of each resolve; default Policy::request_timeout (job-start: Policy::max_request_timeout).
   std::optional<core::Duration> request_timeout;
 
@@ -82,14 +84,17 @@ struct Scenario {
 struct RunResult {
   bool analytic = false;
   std::uint64_t requests = 0;      // resolve requests (connects) issued by ranks
-  std::uint64_t sa_queries = 0;    // queries reaching the SA, every MAD attempt counted
+  std::uint64_t sa_queries = 0;    // GETs reaching the SA, every MAD attempt counted (monitors' too)
+  std::uint64_t sa_tables = 0;     // PathRecord GetTables reaching the SA, every MAD attempt counted
+  std::uint64_t sa_switch_tables = 0;  // NodeRecord GetTables (the switches) sent beside them
+  std::uint64_t sa_tables_dropped = 0;  // PathRecord GetTable attempts the SA dropped (in sa_dropped)
   std::uint64_t sa_served = 0;
   std::uint64_t sa_dropped = 0;
   std::uint64_t sa_overload_dropped = 0;  // of those: OpenSM's overload rule (not an outage)
   double sa_max_wait_ms = 0;               // longest wait in the SA's queue
   std::uint64_t sa_late_buckets = 0;       // buckets in which a request waited > the MAD timeout
   double sa_peak_qps = 0;
-  std::uint64_t sa_records = 0;    // records the SA computed (a GET: 1)
+  std::uint64_t sa_records = 0;    // records the SA computed (a GET: 1, a PathRecord GetTable: N)
   double sa_busy_s = 0;            // the SA's work, summed over its threads
   double sa_busy_fraction = 0;     // sa_busy_s / (threads x the window's length)
   std::uint64_t failures = 0;      // requests completed with an error
@@ -106,6 +111,12 @@ struct RunResult {
   std::uint64_t coalesced = 0;
   std::uint64_t evictions = 0;
   std::uint64_t revalidations = 0;
+  std::uint64_t tables_answered = 0;  // Resolver stats: GetTables answered and read (before the run: not)
+  std::uint64_t tables_failed = 0;    // ... given up (timed out retry_count times) or refused: GETs
+  // sm-restart --lid-change, ibat: seconds from the SM change until every node's working set, and
+  // every path cached, carries the new DLIDs (none: not within the run).
+  std::optional<double> in_use_renewed_s;
+  std::optional<double> all_renewed_s;
   std::uint64_t paths_held = 0;       // cache entries of every Resolver at the end of the window
   // The daemons' port monitors: MADs to the SM/SA (included in sa_queries) and to the own port.
   std::uint64_t monitor_remote_mads = 0;

@@ -38,6 +38,10 @@ core::Gid Simulator::gid_of(std::uint32_t node) {
   return core::Gid::from_parts(kSubnetPrefix, kGuidBase + node + 1);
 }
 
+std::uint32_t Simulator::node_of(const core::Gid& gid) {
+  return static_cast<std::uint32_t>(gid.interface_id() - kGuidBase - 1);
+}
+
 core::Lid Simulator::lid_of(std::uint32_t node) const {
   const std::uint32_t lid = 1 + node + lid_epoch_ * sc_.nodes;
   return core::Lid{static_cast<std::uint16_t>(lid)};
@@ -46,7 +50,7 @@ core::Lid Simulator::lid_of(std::uint32_t node) const {
 void Simulator::NodeSink::send_path_query(const core::PathQuery& query) {
   std::uint32_t dest = UINT32_MAX;
   if (query.dgid) {
-    dest = static_cast<std::uint32_t>(query.dgid->interface_id() - kGuidBase - 1);
+    dest = node_of(*query.dgid);
   } else if (query.dlid) {
     dest = static_cast<std::uint32_t>(query.dlid->value - 1) % sim_.sc_.nodes;
   }
@@ -93,7 +97,9 @@ Simulator::Simulator(const Scenario& scenario)
     sa_.add_outage(from, from + seconds_to_ns(sc_.sa_outage_s));
   }
 
-  if (sc_.workload == Workload::job_start && !sc_.sm_restart_at_s && sc_.job_start_capacity > 0) {
+  // With prefetch a node's table fills its cache only while there is room: no cap then.
+  const bool prefetch = sc_.policy.prefetch != core::Prefetch::off;
+  if (sc_.workload == Workload::job_start && !sc_.sm_restart_at_s && sc_.job_start_capacity > 0 && !prefetch) {
     sc_.policy.capacity = std::min(sc_.policy.capacity, sc_.job_start_capacity);
   }
 
@@ -115,8 +121,12 @@ Simulator::Simulator(const Scenario& scenario)
     if (sc_.strategy == Strategy::per_process) continue;
     node.sink = std::make_unique<NodeSink>(*this, n);
     node.resolver = std::make_unique<core::Resolver>(sc_.policy, clock_, *node.sink, sc_.seed + n);
+    if (daemons_start(sc_)) continue;  // its port comes up at its start
     node.resolver->on_local_port(core::LocalPort{gid_of(n), lid_of(n), lid_of(0), true});
+    answer_table_before_run(n);
   }
+  before_run_ = false;
+  if (sc_.lid_change && sc_.sm_restart_at_s && sc_.strategy == Strategy::ibat) watch_renewal();
 }
 
 Simulator::~Simulator() = default;
@@ -166,8 +176,12 @@ void Simulator::start() {
       return;
     case Workload::boot:
       cursors_active_ = sc_.nodes;  // each daemon's connects begin at its start
-      result_.note = "boot: no daemon asks the SA for a path nobody asked for, so each daemon resolves "
-                     "every other node once from its start (window connects at once): N(N-1) GETs";
+      result_.note = sc_.policy.prefetch == core::Prefetch::off
+                         ? "boot: no daemon asks the SA for a path nobody asked for, so each daemon resolves "
+                           "every other node once from its start (window connects at once): N(N-1) GETs"
+                         : "boot: each daemon's GetTable prefetches the subnet; once it has settled (answered, "
+                           "given up or refused) the daemon resolves every other node once (window at once): "
+                           "cache hits, or GETs for what the table did not bring";
       return;
     case Workload::idle:
       queue_.push(traffic_end_ns_, EventKind::run_end, 0, 0);
@@ -213,6 +227,8 @@ void Simulator::handle(const Event& e) {
     }
     case EventKind::query_answer: on_query_answer(e); return;
     case EventKind::query_timeout: on_query_timer(e); return;
+    case EventKind::table_answer: on_table_answer(e); return;
+    case EventKind::table_timeout: on_table_timer(e); return;
     case EventKind::rank_step: rank_step(static_cast<std::uint32_t>(e.arg)); return;
     case EventKind::sm_changed: sm_changed(); return;
     case EventKind::monitor_poll:
@@ -220,6 +236,7 @@ void Simulator::handle(const Event& e) {
     case EventKind::monitor_lost: monitor_.handle(e, now_ns_); return;
     case EventKind::daemon_start:
       monitor_.start_daemon(e.node, now_ns_);
+      nodes_[e.node].resolver->on_local_port(core::LocalPort{gid_of(e.node), lid_of(e.node), lid_of(0), true});
       after_call(e.node);
       return;
     case EventKind::job_start: start_job(); return;
@@ -244,10 +261,12 @@ void Simulator::after_call(std::uint32_t n) {
 
 // job-start, cached strategies, and boot: from its connects_from_ns on, the node resolves
 // destination nodes node+1, node+2, ... with at most `window` outstanding; in job-start each
-// resolve stands for the R*R connects of its ranks to that node, in boot for the daemon's own.
+// resolve stands for the R*R connects of its ranks to that node, in boot for the daemon's own
+// (with prefetch, once its table has settled).
 void Simulator::pump_node(std::uint32_t n) {
   Node& node = nodes_[n];
   if (now_ns_ < node.connects_from_ns) return;
+  if (sc_.workload == Workload::boot && !prefetch_settled(n)) return;
   const std::uint32_t weight = sc_.workload == Workload::boot ? 1 : sc_.ranks * sc_.ranks;
   while (node.next_offset < sc_.nodes && node.outstanding < sc_.window) {
     const std::uint32_t dest = (n + node.next_offset) % sc_.nodes;
@@ -372,6 +391,7 @@ void Simulator::finish_query(std::uint32_t n, core::QueryId id, bool answered) {
   node.queries.erase(id);
   core::QueryResult result;
   if (answered) {
+    ++node.sa_answers;
     result.path = path_between(n, q.dest);
   } else {
     result.error = core::Error::timeout;
@@ -406,9 +426,12 @@ core::PathRecord Simulator::path_between(std::uint32_t n, std::uint32_t dest) co
 // The restarted SM has swept: LIDs may have moved; every node's port monitor reports it.
 void Simulator::sm_changed() {
   if (sc_.lid_change) lid_epoch_ = 1;
+  if (sc_.lid_change && sc_.strategy == Strategy::ibat) start_renewal();
   for (std::uint32_t n = 0; n < sc_.nodes; ++n) {
     Node& node = nodes_[n];
     if (!node.resolver) continue;
+    ++node.sm_generation;  // SaClient::on_sm_changed: GetTables usable again
+    node.tables_off = false;
     if (sc_.lid_change) node.resolver->on_local_port(core::LocalPort{gid_of(n), lid_of(n), lid_of(0), true});
     if (sc_.strategy == Strategy::flush_on_sm_change) {
       node.resolver->flush_all();

@@ -1,6 +1,7 @@
 // The discrete-event scale simulator: one real core::Resolver per simulated node (or, for the
 // per-process strategy, ranks querying the SA themselves), an SA server model, the fabric-side
-// MAD timeout/retry of the SaClient, and the workloads of docs/scale.md, all on one virtual clock.
+// MAD timeout/retry of the SaClient (GETs, and the GetTables of the subnet prefetch), and the
+// workloads of docs/scale.md, all on one virtual clock.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,7 @@ class Simulator {
 
   // Identities on the simulated subnet, shared by the tests.
   static core::Gid gid_of(std::uint32_t node);
+  static std::uint32_t node_of(const core::Gid& gid);
   core::Lid lid_of(std::uint32_t node) const;
 
  private:
@@ -51,6 +53,7 @@ class Simulator {
     NodeSink(Simulator& sim, std::uint32_t node) : sim_(sim), node_(node) {}
     void send_path_query(const core::PathQuery& query) override;
     void cancel_query(core::QueryId id) override;
+    bool send_table_query(const core::TableQuery& query) override;
 
    private:
     Simulator& sim_;
@@ -61,6 +64,27 @@ class Simulator {
     std::uint32_t dest = 0;
     std::uint32_t slot = 0;  // per-process: the connect waiting for it
     MadAttempts mad;
+  };
+  // One SaClient::query_path_table (sim/simulator_tables.cpp): the PathRecord GetTable and the
+  // NodeRecord GetTable of the switches, both in flight, joined when both have ended.
+  struct PendingTable {
+    core::QueryId id = 0;              // the Resolver's TableQuery
+    std::uint64_t sm_generation = 0;   // the node's SM changes when it was sent
+    std::uint64_t sa_answers = 0;      // the node's SA answers when it was sent
+    MadAttempts path_mad;
+    MadAttempts switch_mad;
+    bool path_done = false;
+    bool path_answered = false;
+    bool switch_done = false;
+  };
+  enum class TablePart : std::uint8_t { paths = 0, switches = 1 };
+  // sm-restart --lid-change: when the cached paths carry the new DLIDs (sim/simulator_renewal.cpp).
+  struct Renewal {
+    std::int64_t sm_change_ns = -1;
+    std::uint64_t in_use_left = 0;   // working-set paths (node, destination) still on an old DLID
+    std::uint32_t nodes_left = 0;    // nodes with a path still on an old DLID
+    std::int64_t in_use_done_ns = -1;
+    std::int64_t all_done_ns = -1;
   };
   // A connect (resolve request) in progress; `weight` connects complete together.
   struct Slot {
@@ -80,6 +104,17 @@ class Simulator {
     std::vector<std::uint32_t> free_slots;
     QueryTable<PendingQuery> queries;
     core::QueryId next_query_id = 1;  // per-process
+    // The SaClient's GetTables: in flight (keyed by a node-local number), refused for this SM
+    // after one failed while the SA answered other queries, and what that rule counts.
+    QueryTable<PendingTable> tables;
+    std::uint64_t next_table = 1;
+    bool tables_off = false;
+    bool table_refused = false;       // the sink refused a TableQuery: the Resolver went to GETs
+    bool prefetch_settled = false;    // boot: its table answered or given up (see pump_node)
+    std::uint64_t sm_generation = 0;
+    std::uint64_t sa_answers = 0;     // PathRecord GETs and GetTables answered
+    core::QueryId table_before_run = 0;  // daemons running at time 0: the table they already had
+    std::uint32_t old_paths = 0;      // --lid-change: its paths still on an old DLID
   };
   struct Rank {
     std::uint32_t cursor = 0;  // per-process job-start: connects issued so far
@@ -103,6 +138,21 @@ class Simulator {
   void on_query_answer(const Event& e);
   void on_query_timer(const Event& e);
   void finish_query(std::uint32_t node, core::QueryId id, bool answered);
+  // simulator_tables.cpp: the SaClient's GetTables.
+  bool send_table(std::uint32_t node, const core::TableQuery& query);
+  void table_attempt(std::uint32_t node, std::uint64_t table, PendingTable& pending, TablePart part);
+  void on_table_answer(const Event& e);
+  void on_table_timer(const Event& e);
+  void table_part_done(std::uint32_t node, std::uint64_t table, TablePart part, bool answered);
+  void answer_table_before_run(std::uint32_t node);
+  core::TableResult subnet_table(std::uint32_t node) const;
+  bool prefetch_settled(std::uint32_t node);
+  std::uint64_t sa_answers_of(std::uint32_t node) const;  // what SaClient::sa_answers_ counts
+  // simulator_renewal.cpp: --lid-change, when the paths in use and all paths carry new DLIDs.
+  void watch_renewal();
+  void start_renewal();
+  void on_path_change(std::uint32_t node, const core::PathChange& change);
+  bool in_working_set(std::uint32_t node, std::uint32_t dest) const;
   void sm_changed();
   core::PathRecord path_between(std::uint32_t node, std::uint32_t dest) const;
   std::uint32_t working_set_dest(std::uint32_t node, std::uint32_t index) const;
@@ -130,6 +180,9 @@ class Simulator {
   std::shared_ptr<const RunResult> warmup_;  // --warm-s: the figures of [0, job start)
   std::uint64_t cursors_active_ = 0;   // job-start: nodes/ranks with connects left to issue
   std::uint64_t slots_in_use_ = 0;
+  bool before_run_ = true;               // the constructor: running daemons get their tables free
+  std::uint64_t tables_before_run_ = 0;  // answered in the constructor, counted in no figure
+  Renewal renewal_;
   RunResult result_;
 };
 

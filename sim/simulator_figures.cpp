@@ -1,5 +1,6 @@
 // What a run measured over its window (the whole run, or the job after a --warm-s warm-up): the
-// SA's, the monitors' and the Resolvers' totals, less those of the warm-up.
+// SA's (GETs and GetTables apart), the monitors' and the Resolvers' totals, less those of the
+// warm-up.
 #include <algorithm>
 
 #include "sim/simulator.h"
@@ -15,6 +16,9 @@ double ns_to_ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
 void subtract_counters(RunResult& r, const RunResult& before) {
   r.requests -= before.requests;
   r.sa_queries -= before.sa_queries;
+  r.sa_tables -= before.sa_tables;
+  r.sa_switch_tables -= before.sa_switch_tables;
+  r.sa_tables_dropped -= before.sa_tables_dropped;
   r.sa_served -= before.sa_served;
   r.sa_dropped -= before.sa_dropped;
   r.sa_overload_dropped -= before.sa_overload_dropped;
@@ -30,6 +34,8 @@ void subtract_counters(RunResult& r, const RunResult& before) {
   r.coalesced -= before.coalesced;
   r.evictions -= before.evictions;
   r.revalidations -= before.revalidations;
+  r.tables_answered -= before.tables_answered;
+  r.tables_failed -= before.tables_failed;
   r.monitor_remote_mads -= before.monitor_remote_mads;
   r.monitor_local_mads -= before.monitor_local_mads;
   r.monitor_full_checks -= before.monitor_full_checks;
@@ -41,7 +47,10 @@ void subtract_counters(RunResult& r, const RunResult& before) {
 RunResult Simulator::figures(std::int64_t from_ns, const RunResult* before) const {
   RunResult r = result_;  // requests, failures, stale_lid_served, completion_s, events, note
   const SaTotals& sa = sa_.totals();
-  r.sa_queries = sa.arrived;
+  r.sa_queries = sa.arrived - sa.path_tables_arrived - sa.switch_tables_arrived;
+  r.sa_tables = sa.path_tables_arrived;
+  r.sa_switch_tables = sa.switch_tables_arrived;
+  r.sa_tables_dropped = sa.path_tables_dropped;
   r.sa_served = sa.served;
   r.sa_dropped = sa.dropped;
   r.sa_overload_dropped = sa.overload_dropped;
@@ -69,7 +78,18 @@ RunResult Simulator::figures(std::int64_t from_ns, const RunResult* before) cons
     r.coalesced += st.coalesced;
     r.evictions += st.evictions;
     r.revalidations += st.revalidations;
+    r.tables_answered += st.sa_tables_answered;
+    r.tables_failed += st.sa_tables_failed;
     r.paths_held += st.entries;
+  }
+  r.tables_answered -= tables_before_run_;
+  if (renewal_.sm_change_ns >= 0) {
+    auto since_change = [this](std::int64_t at) -> std::optional<double> {
+      if (at < 0) return std::nullopt;
+      return static_cast<double>(at - renewal_.sm_change_ns) / 1e9;
+    };
+    r.in_use_renewed_s = since_change(renewal_.in_use_done_ns);
+    r.all_renewed_s = since_change(renewal_.all_done_ns);
   }
   if (before != nullptr) subtract_counters(r, *before);
   const double from_s = static_cast<double>(from_ns) / 1e9;

@@ -9,6 +9,7 @@ namespace {
 
 Scenario job_start(Strategy strategy, std::uint32_t n, std::uint32_t r) {
   Scenario s;
+  s.policy.prefetch = core::Prefetch::off;  // GETs only (prefetch_test.cpp has the GetTables)
   s.workload = Workload::job_start;
   s.strategy = strategy;
   s.nodes = n;
@@ -18,6 +19,7 @@ Scenario job_start(Strategy strategy, std::uint32_t n, std::uint32_t r) {
 
 Scenario sm_restart(Strategy strategy, bool lid_change) {
   Scenario s;
+  s.policy.prefetch = core::Prefetch::off;  // GETs only (prefetch_test.cpp has the GetTables)
   s.workload = Workload::sm_restart;
   s.strategy = strategy;
   s.nodes = 24;
@@ -98,6 +100,7 @@ TEST(SmRestart, PerProcessFailsWhileTheSaIsDown) {
 
 Scenario churn(Strategy strategy) {
   Scenario s;
+  s.policy.prefetch = core::Prefetch::off;  // GETs only (prefetch_test.cpp has the GetTables)
   s.workload = Workload::churn;
   s.strategy = strategy;
   s.nodes = 16;

@@ -11,6 +11,7 @@ namespace {
 // Nearly idle daemons: a connect per rank every 100 s, an SA that never drops.
 Scenario quiet(std::uint32_t nodes, double seconds) {
   Scenario s;
+  s.policy.prefetch = core::Prefetch::off;  // GETs only (prefetch_test.cpp has the GetTables)
   s.workload = Workload::churn;
   s.strategy = Strategy::ibat;
   s.nodes = nodes;

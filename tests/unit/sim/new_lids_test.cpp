@@ -10,6 +10,7 @@ namespace {
 
 Scenario restart(bool lid_change) {
   Scenario s;
+  s.policy.prefetch = core::Prefetch::off;  // GETs only (prefetch_test.cpp has the GetTables)
   s.workload = Workload::sm_restart;
   s.strategy = Strategy::ibat;
   s.nodes = 100;

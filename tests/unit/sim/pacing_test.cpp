@@ -10,6 +10,7 @@ namespace {
 
 Scenario job_start(std::uint32_t n, Pace pace) {
   Scenario s;
+  s.policy.prefetch = core::Prefetch::off;  // GETs only (prefetch_test.cpp has the GetTables)
   s.workload = Workload::job_start;
   s.nodes = n;
   s.ranks = 16;
@@ -56,6 +57,8 @@ TEST(Pacing, TheFixedBucketAloneSwampsTheSa) {
 TEST(Pacing, ChurnAndSmRestartFailNothingAndKeepTheQueueShort) {
   for (const Workload w : {Workload::churn, Workload::sm_restart}) {
     Scenario s;
+    s.policy.prefetch = core::Prefetch::off;  // GETs only (prefetch_test.cpp has the GetTables)
+  s.policy.prefetch = core::Prefetch::off;  // GETs only (prefetch_test.cpp has the GetTables)
     s.workload = w;
     s.nodes = 200;
     s.ranks = 16;

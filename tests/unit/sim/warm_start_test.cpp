@@ -1,6 +1,6 @@
 // job-start --warm-s: the daemons start warm_s before the job. The top-level figures count from
-// the job's start, the warm-up's own (the daemons' start-up and upkeep; no path yet, as no
-// daemon asks for one nobody asked for) are in RunResult::warmup and the JSON's `warmup`.
+// the job's start, the warm-up's own (the daemons' start-up and upkeep; with prefetch off no path
+// yet, as no daemon asks for one nobody asked for) are in RunResult::warmup and the JSON's `warmup`.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -13,6 +13,7 @@ namespace {
 
 Scenario warm_job(double warm_s) {
   Scenario s;
+  s.policy.prefetch = core::Prefetch::off;  // GETs only (prefetch_test.cpp has the GetTables)
   s.workload = Workload::job_start;
   s.strategy = Strategy::ibat;
   s.nodes = 30;

@@ -1,0 +1,136 @@
+// The SaClient's GetTables in the simulator, as fabric::SaClient::query_path_table runs them
+// (src/fabric/sa_client_tables.cpp): for each TableQuery of a node's Resolver, the NodeRecord
+// GetTable of the switches, then the PathRecord GetTable of the subnet, both in flight and joined
+// when both have ended. Each runs MadRequester's attempts with the GETs' RetryPolicy (200, 400,
+// 800, 1,600 ms +/- 25 %): its answer, one RMPP message, must arrive whole before the running
+// attempt's timer fires, however long the SA took to compute it, and every resend is a new
+// request the SA computes again. The PathRecord GetTable costs one record per end port: one per
+// simulated node, the requester's own included (OpenSM lists the path to itself too); the
+// simulated subnet has no switches, so their port-0 records (a real SA lists them: about N/12
+// more on a fat tree of 36-port switches, which ibatd then leaves out) are not counted, and the
+// NodeRecord GetTable computes no path: the per-query overhead alone. The answer holds the
+// records a GET gives (path_between). As in SaClient: a PathRecord GetTable that fails cancels
+// the switches' one; one that fails while the SA answered this node something else since it was
+// sent turns the node's GetTables off until the next SM change (the sink then refuses them and the
+// Resolver uses GETs); a GetTable cannot be cancelled (SaClient::cancel knows only GETs), so its
+// resends go on and the Resolver ignores its late answer. Daemons running at time 0 had their
+// table before the run: it is answered in the constructor, at no cost to the SA.
+#include <utility>
+
+#include "sim/simulator.h"
+
+namespace ibat::sim {
+
+bool Simulator::NodeSink::send_table_query(const core::TableQuery& query) { return sim_.send_table(node_, query); }
+
+std::uint64_t Simulator::sa_answers_of(std::uint32_t n) const {
+  return nodes_[n].sa_answers + monitor_.broadcast_answers(n);
+}
+
+bool Simulator::send_table(std::uint32_t n, const core::TableQuery& query) {
+  Node& node = nodes_[n];
+  if (before_run_) {
+    node.table_before_run = query.id;
+    return true;
+  }
+  if (node.tables_off) {
+    node.table_refused = true;
+    return false;
+  }
+  const std::uint64_t table = node.next_table++;
+  PendingTable pending;
+  pending.id = query.id;
+  pending.sm_generation = node.sm_generation;
+  pending.sa_answers = sa_answers_of(n);
+  node.tables.put(table, pending);
+  PendingTable& sent = *node.tables.find(table);
+  table_attempt(n, table, sent, TablePart::switches);
+  table_attempt(n, table, sent, TablePart::paths);
+  return true;
+}
+
+void Simulator::table_attempt(std::uint32_t n, std::uint64_t table, PendingTable& pending, TablePart part) {
+  const bool paths = part == TablePart::paths;
+  MadAttempts& mad = paths ? pending.path_mad : pending.switch_mad;
+  const SaQuery query = paths ? SaQuery::get_table(sc_.nodes) : SaQuery::switch_table();
+  mad.send(sa_retry_, mad_rng_, sa_, queue_, now_ns_, n, table * 2 + static_cast<std::uint64_t>(part),
+           EventKind::table_answer, EventKind::table_timeout, query);
+}
+
+void Simulator::on_table_answer(const Event& e) {
+  const std::uint64_t table = e.arg / 2;
+  const auto part = static_cast<TablePart>(e.arg % 2);
+  PendingTable* pending = nodes_[e.node].tables.find(table);
+  if (pending == nullptr) return;
+  const bool paths = part == TablePart::paths;
+  const bool done = paths ? pending->path_done : pending->switch_done;
+  if (done || !(paths ? pending->path_mad : pending->switch_mad).is_answer(e.time_ns)) return;
+  ++nodes_[e.node].sa_answers;
+  table_part_done(e.node, table, part, true);
+}
+
+void Simulator::on_table_timer(const Event& e) {
+  const std::uint64_t table = e.arg / 2;
+  const auto part = static_cast<TablePart>(e.arg % 2);
+  PendingTable* pending = nodes_[e.node].tables.find(table);
+  if (pending == nullptr) return;
+  const bool paths = part == TablePart::paths;
+  const bool done = paths ? pending->path_done : pending->switch_done;
+  MadAttempts& mad = paths ? pending->path_mad : pending->switch_mad;
+  if (done || !mad.is_timer(e.time_ns)) return;
+  monitor_.on_remote_timeout(e.node, now_ns_);  // MadRequester reports every timed-out remote attempt
+  if (mad.next_attempt(sa_retry_)) return table_attempt(e.node, table, *pending, part);
+  table_part_done(e.node, table, part, false);
+}
+
+void Simulator::table_part_done(std::uint32_t n, std::uint64_t table, TablePart part, bool answered) {
+  Node& node = nodes_[n];
+  PendingTable& pending = *node.tables.find(table);
+  if (part == TablePart::paths) {
+    pending.path_done = true;
+    pending.path_answered = answered;
+    if (!answered) pending.switch_done = true;  // no use for the switches now: cancelled
+  } else {
+    pending.switch_done = true;
+  }
+  if (!pending.path_done || !pending.switch_done) return;
+  const PendingTable done = pending;
+  node.tables.erase(table);
+  core::TableResult result;
+  if (done.path_answered) {
+    result = subnet_table(n);
+  } else {
+    result.error = core::Error::timeout;
+    result.reason = "the SA did not answer the PathRecord GetTable";
+    const bool sa_silent = sa_answers_of(n) == done.sa_answers;
+    if (done.sm_generation == node.sm_generation && !sa_silent) node.tables_off = true;
+  }
+  node.resolver->on_table_result(done.id, result);
+  after_call(n);
+}
+
+void Simulator::answer_table_before_run(std::uint32_t n) {
+  Node& node = nodes_[n];
+  if (node.table_before_run == 0) return;
+  ++tables_before_run_;
+  node.resolver->on_table_result(std::exchange(node.table_before_run, 0), subnet_table(n));
+}
+
+core::TableResult Simulator::subnet_table(std::uint32_t n) const {
+  core::TableResult table;
+  table.paths.reserve(sc_.nodes);
+  for (std::uint32_t d = 0; d < sc_.nodes; ++d) table.paths.push_back(path_between(n, d));
+  return table;
+}
+
+// boot: a daemon's own connects wait until its prefetch has settled (its table answered, given up,
+// or refused), so that they show which paths it holds rather than race the table with GETs.
+bool Simulator::prefetch_settled(std::uint32_t n) {
+  Node& node = nodes_[n];
+  if (node.prefetch_settled || sc_.policy.prefetch == core::Prefetch::off) return true;
+  const core::Stats st = node.resolver->stats();
+  node.prefetch_settled = node.table_refused || st.sa_tables_answered + st.sa_tables_failed > 0;
+  return node.prefetch_settled;
+}
+
+}  // namespace ibat::sim
