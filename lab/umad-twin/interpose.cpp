@@ -195,21 +195,29 @@ class Twin {
                    "{\"cas\": %zu, \"sent\": %llu, \"received\": %llu, \"segments_sent\": %llu, "
                    "\"segments_received\": %llu, \"reassembled\": %llu, \"rmpp_dropped\": %llu, "
                    "\"unmatched_responses\": %llu, \"undeliverable_requests\": %llu, \"bounced\": %llu, "
-                   "\"retries\": %llu, \"timeouts\": %llu, \"queue_full\": %llu}\n",
+                   "\"retries\": %llu, \"timeouts\": %llu, \"queue_full\": %llu, \"acks_sent\": %llu, "
+                   "\"acks_received\": %llu, \"segments_resent\": %llu, \"aborts_sent\": %llu, "
+                   "\"aborts_received\": %llu, \"output_full\": %llu}\n",
                    cas_.size(), static_cast<unsigned long long>(c.sent), static_cast<unsigned long long>(c.received),
                    static_cast<unsigned long long>(c.segments_sent), static_cast<unsigned long long>(c.segments_received),
                    static_cast<unsigned long long>(c.reassembled), static_cast<unsigned long long>(c.rmpp_dropped),
                    static_cast<unsigned long long>(c.unmatched_responses),
                    static_cast<unsigned long long>(c.undeliverable_requests), static_cast<unsigned long long>(c.bounced),
                    static_cast<unsigned long long>(c.retries), static_cast<unsigned long long>(c.timeouts),
-                   static_cast<unsigned long long>(c.queue_full));
+                   static_cast<unsigned long long>(c.queue_full), static_cast<unsigned long long>(c.acks_sent),
+                   static_cast<unsigned long long>(c.acks_received), static_cast<unsigned long long>(c.segments_resent),
+                   static_cast<unsigned long long>(c.aborts_sent), static_cast<unsigned long long>(c.aborts_received),
+                   static_cast<unsigned long long>(c.output_full));
       std::fclose(f);
     }
   }
 
-  bool send(unsigned ca, const SimRequest& r, bool may_block) {
-    if (ca >= links_.size()) return false;
-    return ::send(links_[ca]->data_fd(), &r, sizeof r, may_block ? 0 : MSG_DONTWAIT) == static_cast<ssize_t>(sizeof r);
+  WireStatus send(unsigned ca, const SimRequest& r, bool may_block) {
+    if (ca >= links_.size()) return WireStatus::failed;
+    if (::send(links_[ca]->data_fd(), &r, sizeof r, may_block ? 0 : MSG_DONTWAIT) == static_cast<ssize_t>(sizeof r)) {
+      return WireStatus::sent;
+    }
+    return errno == EAGAIN || errno == EWOULDBLOCK ? WireStatus::busy : WireStatus::failed;
   }
 
   void receive_loop() {
@@ -223,7 +231,11 @@ class Twin {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - std::chrono::steady_clock::now());
         wait_ms = static_cast<int>(std::max<long>(0, left.count()));
       }
+      // A datagram ibsim could not take yet (its queue holds max_dgram_qlen): wait until it can.
+      const std::optional<unsigned> blocked = layer_.output_waits_for();
+      for (std::size_t k = 0; k + 1 < fds.size(); ++k) fds[k].events = blocked == k ? POLLIN | POLLOUT : POLLIN;
       if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) break;
+      if (blocked && *blocked + 1 < fds.size() && (fds[*blocked].revents & (POLLOUT | POLLERR | POLLHUP))) layer_.flush_output();
       for (std::size_t k = 0; k + 1 < fds.size(); ++k) {
         if (!(fds[k].revents & POLLIN)) continue;
         SimRequest r;

@@ -17,8 +17,9 @@ namespace ibat::umad_twin {
 namespace {
 
 constexpr std::uint64_t kLow48 = (std::uint64_t{1} << 48) - 1;
-constexpr std::uint32_t kTimedOut = 110;                  // ETIMEDOUT, as the kernel reports it
-constexpr auto kStaleReassembly = std::chrono::seconds(10);  // a message whose segments stopped coming
+constexpr std::uint32_t kTimedOut = 110;  // ETIMEDOUT, as the kernel reports it
+constexpr std::uint8_t kResponseBit = 0x80;
+constexpr std::uint32_t kGsiQp = 1;  // RMPP classes are never on QP0
 
 std::uint16_t hi_tid(unsigned file, std::uint32_t agent) { return static_cast<std::uint16_t>(file << 5 | agent); }
 
@@ -34,6 +35,10 @@ void signal_ready(int efd) {
 }
 
 }  // namespace
+
+MadLayer::WaitKey MadLayer::wait_key(unsigned ca, bool response, std::uint64_t tid_value) {
+  return {ca, response, response ? tid_value : tid_value & kLow48};
+}
 
 int MadLayer::open_file(unsigned ca, bool nonblocking, bool cloexec) {
   std::lock_guard lock(mutex_);
@@ -107,8 +112,7 @@ ssize_t MadLayer::write(int fd, const std::uint8_t* buf, std::size_t count, Cloc
   if (count < kUmadHeaderBytes + kMadHeaderBytes) return -EINVAL;
   const ib_user_mad_hdr hdr = header_of(buf);
   Bytes mad(buf + kUmadHeaderBytes, buf + count);
-  std::vector<SimRequest> datagrams;
-  unsigned ca = 0;
+  std::vector<Outgoing> first;  // what goes on the wire now
   {
     std::lock_guard lock(mutex_);
     File* file = file_by_fd(fd);
@@ -126,6 +130,7 @@ ssize_t MadLayer::write(int fd, const std::uint8_t* buf, std::size_t count, Cloc
       mad.resize(kMadBytes, 0);
       segments.push_back(mad);
     }
+    std::vector<SimRequest> datagrams;
     for (const Bytes& seg : segments) {
       SimRequest r{};
       r.dlid = hdr.lid;  // ibsim reads the LID in network order from the low 16 bits
@@ -136,24 +141,40 @@ ssize_t MadLayer::write(int fd, const std::uint8_t* buf, std::size_t count, Cloc
       std::memcpy(r.mad, seg.data(), kMadBytes);
       datagrams.push_back(r);
     }
-    ca = file->ca;
+    const unsigned ca = file->ca;
     counters_.sent++;
-    counters_.segments_sent += datagrams.size();
-    if (request && hdr.timeout_ms > 0) {
+    if (!rmpp && !(request && hdr.timeout_ms > 0)) {
+      counters_.segments_sent++;
+      first.push_back({ca, datagrams.front()});
+    } else {
+      // Kept until its answer, its last ACK or its last timeout; stored before the send, so that a
+      // fast answer finds it.
       Waiting w;
       w.file = file->number;
       w.agent = hdr.id;
-      w.timeout = std::chrono::milliseconds(hdr.timeout_ms);
-      w.deadline = now + w.timeout;
-      w.retries_left = hdr.retries;
-      w.umad.assign(buf, buf + kUmadHeaderBytes);
-      w.umad.insert(w.umad.end(), mad.begin(), mad.begin() + static_cast<std::ptrdiff_t>(std::min(mad.size(), count - kUmadHeaderBytes)));
-      w.datagrams = datagrams;
-      waiting_[{ca, tid(mad) & kLow48}] = std::move(w);  // before the send: a fast answer finds it
+      if (request) w.timeout = std::chrono::milliseconds(hdr.timeout_ms);
+      const std::size_t kept = std::min({mad.size(), count - kUmadHeaderBytes, kMadBytes});  // one MAD at most
+      w.umad.resize(kUmadHeaderBytes + kept);
+      std::memcpy(w.umad.data(), buf, kUmadHeaderBytes);
+      std::copy_n(mad.begin(), kept, w.umad.begin() + kUmadHeaderBytes);
+      w.datagrams = std::move(datagrams);
+      if (rmpp) {
+        w.rmpp.emplace(static_cast<std::uint32_t>(segments.size()), hdr.retries);
+        w.ack_wait = rmpp_ack_wait(hdr.timeout_ms);
+        const RmppSender::Burst burst = w.rmpp->start();
+        counters_.segments_sent += burst.count();
+        send_burst(ca, w, burst, now, first);
+      } else {
+        w.retries_left = hdr.retries;
+        w.deadline = now + w.timeout;
+        counters_.segments_sent++;
+        first.push_back({ca, w.datagrams.front()});
+      }
+      waiting_[wait_key(ca, !request, tid(mad))] = std::move(w);
     }
   }
-  for (const SimRequest& r : datagrams) {
-    if (!wire_(ca, r, true)) return -EIO;
+  for (const Outgoing& o : first) {
+    if (wire_(o.ca, o.request, true) != WireStatus::sent) return -EIO;
   }
   return static_cast<ssize_t>(count);
 }
@@ -236,99 +257,218 @@ std::optional<std::pair<unsigned, std::uint32_t>> MadLayer::request_target(unsig
   return std::nullopt;
 }
 
-void MadLayer::on_packet(unsigned ca, const SimRequest& request, Clock::time_point now) {
-  std::lock_guard lock(mutex_);
-  const std::span<const std::uint8_t> mad(request.mad, kMadBytes);
-  if (ntohl(request.status) != 0) {
-    // ibsim hands back a MAD it could not deliver. A real HCA says nothing: the timer decides.
-    counters_.bounced++;
-    return;
-  }
-  std::optional<std::pair<unsigned, std::uint32_t>> target;
-  const bool response = is_response(mad);
-  const std::uint64_t key = tid(mad) & kLow48;
-  if (response) {
-    const unsigned hi = (tid(mad) >> 32) & 0xffff;
-    if (files_[hi >> 5] && files_[hi >> 5]->ca == ca && files_[hi >> 5]->agents[hi & 31]) target = std::pair{hi >> 5, hi & 31u};
-  } else {
-    target = request_target(ca, mad);
-  }
-  if (!target) {
-    (response ? counters_.unmatched_responses : counters_.undeliverable_requests)++;
-    return;
-  }
-  const AgentSpec& agent = *files_[target->first]->agents[target->second];
-  Bytes whole;
-  std::span<const std::uint8_t> message = mad;
-  if (agent.rmpp_version != 0 && rmpp_active(mad)) {
-    counters_.segments_received++;
-    last_segment_ = now;
-    auto result = reassemblers_[ca].add(static_cast<std::uint16_t>(ntohs(static_cast<std::uint16_t>(request.slid))), mad);
-    if (result.kind == Reassembler::Result::Kind::dropped) counters_.rmpp_dropped++;
-    if (result.kind != Reassembler::Result::Kind::complete) return;
-    counters_.reassembled++;
-    whole = std::move(result.message);
-    message = whole;
-  }
-  if (response) {
-    auto w = waiting_.find({ca, key});
-    if (w == waiting_.end() || w->second.file != target->first || w->second.agent != target->second) {
+void MadLayer::deliver_message(unsigned ca, std::pair<unsigned, std::uint32_t> target, const SimRequest& from,
+                               std::span<const std::uint8_t> message) {
+  if (is_response(message)) {
+    auto w = waiting_.find(wait_key(ca, false, tid(message)));
+    if (w == waiting_.end() || w->second.file != target.first || w->second.agent != target.second) {
       counters_.unmatched_responses++;  // nobody waits for it (no timeout, timed out, or a copy)
       return;
     }
     waiting_.erase(w);
   }
-  deliver_mad(target->first, target->second, request, message, 0);
+  deliver_mad(target.first, target.second, from, message, 0);
+}
+
+void MadLayer::reply(unsigned ca, Reassembler::Source to, const Bytes& mad, std::vector<Outgoing>& out) {
+  (rmpp_type(mad) == kRmppTypeAck ? counters_.acks_sent : counters_.aborts_sent)++;
+  Outgoing o;
+  o.ca = ca;
+  o.request.dlid = htons(to.lid);
+  o.request.slid = 0;
+  o.request.dqp = htonl(to.qp);
+  o.request.sqp = htonl(kGsiQp);
+  o.request.length = htobe64(kMadBytes);
+  std::memcpy(o.request.mad, mad.data(), kMadBytes);
+  out.push_back(o);
+}
+
+void MadLayer::send_burst(unsigned ca, Waiting& w, RmppSender::Burst burst, Clock::time_point now,
+                          std::vector<Outgoing>& out) {
+  if (burst.empty()) return;
+  for (std::uint32_t n = burst.first; n <= burst.last; ++n) out.push_back({ca, w.datagrams[n - 1]});
+  w.deadline = now + w.ack_wait;  // the wait for the ACK starts when the window is out
+}
+
+void MadLayer::on_rmpp(unsigned ca, std::pair<unsigned, std::uint32_t> target, const SimRequest& from,
+                       Clock::time_point now, std::vector<Outgoing>& out) {
+  const std::span<const std::uint8_t> mad(from.mad, kMadBytes);
+  if (rmpp_type(mad) != kRmppTypeData || rmpp_fault(mad)) {
+    on_rmpp_control(ca, from, now, out);
+    return;
+  }
+  counters_.segments_received++;
+  const Reassembler::Source source{ntohs(static_cast<std::uint16_t>(from.slid)), ntohl(from.sqp)};
+  auto result = reassemblers_[ca].add(source, mad, now);
+  if (!result.reply.empty()) reply(ca, source, result.reply, out);
+  if (result.kind == Reassembler::Result::Kind::dropped) counters_.rmpp_dropped++;
+  if (result.kind != Reassembler::Result::Kind::complete) return;
+  counters_.reassembled++;
+  deliver_message(ca, target, from, result.message);
+}
+
+void MadLayer::on_rmpp_control(unsigned ca, const SimRequest& from, Clock::time_point now, std::vector<Outgoing>& out) {
+  const std::span<const std::uint8_t> mad(from.mad, kMadBytes);
+  const Reassembler::Source source{ntohs(static_cast<std::uint16_t>(from.slid)), ntohl(from.sqp)};
+  const std::uint8_t type = rmpp_type(mad);
+  const std::optional<std::uint8_t> fault = rmpp_fault(mad);
+  if (type == kRmppTypeAck) counters_.acks_received++;
+  if (type == kRmppTypeStop || type == kRmppTypeAbort) counters_.aborts_received++;
+  // A control MAD comes back the way the data went: the data's R bit is its own, flipped.
+  auto it = type == kRmppTypeData ? waiting_.end()
+                                  : waiting_.find(wait_key(ca, (method(mad) & kResponseBit) == 0, tid(mad)));
+  if (it == waiting_.end() || !it->second.rmpp) {
+    if (fault) reply(ca, source, control_mad(mad, kRmppTypeAbort, *fault), out);
+    return;  // an ACK of a send already complete, or of none
+  }
+  Waiting& w = it->second;
+  RmppSender::Reaction r;
+  if (fault) {
+    r = w.rmpp->on_fault(*fault);
+  } else if (type == kRmppTypeAck) {
+    r = w.rmpp->on_ack(segment_number(mad), payload_length(mad), rmpp_status(mad));
+  } else if (type == kRmppTypeStop) {
+    r = w.rmpp->on_stop(rmpp_status(mad));
+  } else {
+    r = w.rmpp->on_abort(rmpp_status(mad));
+  }
+  if (r.abort) reply(ca, source, control_mad(mad, kRmppTypeAbort, *r.abort), out);
+  if (r.ended) {  // the kernel tells user space of a timeout only: an aborted send ends unreported
+    waiting_.erase(it);
+    return;
+  }
+  counters_.segments_sent += r.send.count();
+  send_burst(ca, w, r.send, now, out);
+  if (!r.completed) return;
+  if (w.timeout.count() == 0) {
+    waiting_.erase(it);  // no answer expected: the last ACK completes the send
+  } else {
+    w.deadline = now + w.timeout;  // now the wait for the answer
+  }
+}
+
+void MadLayer::on_packet(unsigned ca, const SimRequest& request, Clock::time_point now) {
+  std::vector<Outgoing> out;
+  {
+    std::lock_guard lock(mutex_);
+    const std::span<const std::uint8_t> mad(request.mad, kMadBytes);
+    if (ntohl(request.status) != 0) {
+      // ibsim hands back a MAD it could not deliver. A real HCA says nothing: the timer decides.
+      counters_.bounced++;
+      return;
+    }
+    std::optional<std::pair<unsigned, std::uint32_t>> target;
+    const bool response = is_response(mad);
+    if (response) {
+      const unsigned hi = (tid(mad) >> 32) & 0xffff;
+      if (files_[hi >> 5] && files_[hi >> 5]->ca == ca && files_[hi >> 5]->agents[hi & 31]) target = std::pair{hi >> 5, hi & 31u};
+    } else {
+      target = request_target(ca, mad);
+    }
+    if (!target) {
+      (response ? counters_.unmatched_responses : counters_.undeliverable_requests)++;
+      return;
+    }
+    const AgentSpec& agent = *files_[target->first]->agents[target->second];
+    if (agent.rmpp_version != 0 && rmpp_active(mad)) {
+      on_rmpp(ca, *target, request, now, out);
+    } else {
+      deliver_message(ca, *target, request, mad);
+    }
+  }
+  queue_output(std::move(out));
+}
+
+void MadLayer::time_out(Waiting& w) {
+  counters_.timeouts++;
+  File* file = files_[w.file].get();
+  if (!file || !file->agents[w.agent]) return;
+  ib_user_mad_hdr hdr = header_of(w.umad.data());
+  hdr.status = kTimedOut;
+  hdr.length = static_cast<std::uint32_t>(w.umad.size());
+  std::memcpy(w.umad.data(), &hdr, sizeof hdr);
+  deliver(*file, std::move(w.umad));
 }
 
 std::optional<MadLayer::Clock::time_point> MadLayer::on_timer(Clock::time_point now) {
-  std::vector<std::pair<unsigned, SimRequest>> resend;
+  std::vector<Outgoing> out;
   std::optional<Clock::time_point> next;
   {
     std::lock_guard lock(mutex_);
     for (auto it = waiting_.begin(); it != waiting_.end();) {
       Waiting& w = it->second;
+      const unsigned ca = std::get<0>(it->first);
       if (w.deadline <= now) {
-        if (w.retries_left > 0) {
+        std::optional<RmppSender::Burst> resend;
+        if (w.rmpp) {
+          resend = w.rmpp->on_timeout();  // from the segment after the last ACKed; none once all are
+        } else if (w.retries_left > 0) {
           w.retries_left--;
-          w.deadline = now + w.timeout;
-          counters_.retries++;
-          for (const SimRequest& r : w.datagrams) resend.emplace_back(it->first.first, r);
-        } else {
-          counters_.timeouts++;
-          File* file = files_[w.file].get();
-          if (file && file->agents[w.agent]) {
-            ib_user_mad_hdr hdr = header_of(w.umad.data());
-            hdr.status = kTimedOut;
-            hdr.length = static_cast<std::uint32_t>(w.umad.size());
-            std::memcpy(w.umad.data(), &hdr, sizeof hdr);
-            deliver(*file, std::move(w.umad));
-          }
+          resend = RmppSender::Burst{1, 1};
+        }
+        if (!resend) {
+          time_out(w);
           it = waiting_.erase(it);
           continue;
         }
+        counters_.retries++;
+        if (w.rmpp) counters_.segments_resent += resend->count();
+        for (std::uint32_t n = resend->first; n <= resend->last; ++n) out.push_back({ca, w.datagrams[n - 1]});
+        w.deadline = now + (w.rmpp ? w.ack_wait : w.timeout);
       }
       if (!next || w.deadline < *next) next = w.deadline;
       ++it;
     }
-    bool partial = false;
-    for (auto& [ca, r] : reassemblers_) partial = partial || r.in_progress() > 0;
-    if (partial) {
-      if (now - last_segment_ >= kStaleReassembly) {
-        for (auto& [ca, r] : reassemblers_) r.clear();
-      } else if (!next || last_segment_ + kStaleReassembly < *next) {
-        next = last_segment_ + kStaleReassembly;
-      }
+    for (auto& [ca, reassembler] : reassemblers_) {
+      for (const auto& expired : reassembler.expire(now)) reply(ca, expired.source, expired.abort, out);
+      const auto deadline = reassembler.next_deadline();
+      if (deadline && (!next || *deadline < *next)) next = deadline;
     }
   }
-  // A resend from the receive thread must not wait on ibsim, which may itself be waiting for us.
-  for (const auto& [ca, r] : resend) wire_(ca, r, false);
+  // Sent from the receive thread, which must not wait on ibsim (ibsim may itself be waiting for us):
+  // what ibsim cannot take now waits in the outbox.
+  queue_output(std::move(out));
   return next;
 }
 
+void MadLayer::queue_output(std::vector<Outgoing> batch) {
+  if (batch.empty()) return;
+  {
+    std::lock_guard lock(outbox_mutex_);
+    for (Outgoing& o : batch) {
+      if (outbox_.size() >= kMaxQueuedOutput) {
+        output_full_++;
+        continue;
+      }
+      outbox_.push_back(o);
+    }
+  }
+  flush_output();
+}
+
+void MadLayer::flush_output() {
+  std::lock_guard lock(outbox_mutex_);
+  while (!outbox_.empty()) {
+    if (wire_(outbox_.front().ca, outbox_.front().request, false) == WireStatus::busy) return;
+    outbox_.pop_front();  // sent, or lost as on a broken link
+  }
+}
+
+std::optional<unsigned> MadLayer::output_waits_for() const {
+  std::lock_guard lock(outbox_mutex_);
+  if (outbox_.empty()) return std::nullopt;
+  return outbox_.front().ca;
+}
+
 Counters MadLayer::counters() const {
-  std::lock_guard lock(mutex_);
-  return counters_;
+  Counters c;
+  {
+    std::lock_guard lock(mutex_);
+    c = counters_;
+  }
+  std::lock_guard lock(outbox_mutex_);
+  c.output_full = output_full_;
+  return c;
 }
 
 }  // namespace ibat::umad_twin

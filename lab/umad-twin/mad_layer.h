@@ -1,9 +1,14 @@
 // The kernel's user MAD layer (drivers/infiniband/core/user_mad.c, mad.c, mad_rmpp.c) as the twin
 // gives it to a process: umad files with their agents, the TID rewrite that routes a response back
-// to the agent that asked, request dispatch by class, version and method, RMPP for agents
-// registered with rmpp_version 1, and the send timeout and retries of a request (ETIMEDOUT to the
-// agent when no answer came). A response that matches no waiting request is dropped, as the
-// kernel drops it. Below it sits the wire to ibsim (injected, so that tests need no simulator).
+// to the agent that asked, request dispatch by class, version and method, the send timeout and
+// retries of a request (ETIMEDOUT to the agent when no answer came), and RMPP for agents
+// registered with rmpp_version 1: a long message goes out in segments as the receiver's ACKs open
+// its window, is resent from the last ACKed segment when an ACK is late, and ends in ETIMEDOUT
+// when the retries run out; received segments are joined and ACKed (rmpp_window.h). ACK, STOP and
+// ABORT MADs are the layer's own, never handed to the program. A response that matches no waiting
+// request is dropped, as the kernel drops it. Below it sits the wire to ibsim (injected, so that
+// tests need no simulator); what the wire cannot take now waits in an outbox, as the kernel queues
+// sends while its send queue is full.
 #pragma once
 
 #include <array>
@@ -16,10 +21,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "ibsim_link.h"
 #include "rmpp.h"
+#include "rmpp_window.h"
 
 namespace ibat::umad_twin {
 
@@ -27,6 +34,7 @@ inline constexpr std::size_t kUmadHeaderBytes = 64;  // struct ib_user_mad_hdr (
 inline constexpr unsigned kAgentsPerFile = 32;
 inline constexpr unsigned kMaxFiles = 2048;  // file number << 5 | agent fits the 16 TID bits ibsim leaves us
 inline constexpr std::size_t kMaxQueuedPerFile = 4096;
+inline constexpr std::size_t kMaxQueuedOutput = 4096;  // datagrams waiting for ibsim's queue to have room
 
 struct AgentSpec {
   std::uint8_t qpn = 1;
@@ -40,13 +48,19 @@ struct Counters {
   std::uint64_t sent = 0, received = 0, segments_sent = 0, segments_received = 0, reassembled = 0;
   std::uint64_t rmpp_dropped = 0, unmatched_responses = 0, undeliverable_requests = 0, bounced = 0;
   std::uint64_t retries = 0, timeouts = 0, queue_full = 0;
+  std::uint64_t acks_sent = 0, acks_received = 0, segments_resent = 0, aborts_sent = 0, aborts_received = 0;
+  std::uint64_t output_full = 0;
 };
+
+// What one datagram to ibsim came to: sent; busy (ibsim's queue is full: try again when the socket
+// is writable); failed (lost).
+enum class WireStatus { sent, busy, failed };
 
 class MadLayer {
  public:
   using Clock = std::chrono::steady_clock;
   // Sends one 256-byte MAD datagram on CA `ca`; `may_block` false from the receive thread.
-  using Wire = std::function<bool(unsigned ca, const SimRequest& request, bool may_block)>;
+  using Wire = std::function<WireStatus(unsigned ca, const SimRequest& request, bool may_block)>;
 
   explicit MadLayer(Wire wire) : wire_(std::move(wire)) {}
 
@@ -65,6 +79,11 @@ class MadLayer {
   void on_packet(unsigned ca, const SimRequest& request, Clock::time_point now);
   std::optional<Clock::time_point> on_timer(Clock::time_point now);
 
+  // The outbox (receive thread only): the CA whose socket must become writable before the next
+  // datagram can go, and the call to make when it has.
+  std::optional<unsigned> output_waits_for() const;
+  void flush_output();
+
   Counters counters() const;
 
  private:
@@ -76,22 +95,40 @@ class MadLayer {
     std::mutex queue_mutex;
     std::deque<Bytes> queue;  // whole umads: header + MAD
   };
-  struct Waiting {  // a request sent with a timeout, until its answer or its last timeout
+  struct Waiting {  // a send until its answer, its last ACK or its last timeout
     unsigned file = 0;
     std::uint32_t agent = 0;
     Clock::time_point deadline;
-    std::chrono::milliseconds timeout{0};
-    std::uint32_t retries_left = 0;
-    Bytes umad;                        // as written, TID rewritten: resent, and returned on timeout
-    std::vector<SimRequest> datagrams;  // what went on the wire
+    std::chrono::milliseconds timeout{0};  // for the answer; 0: none is expected
+    std::uint32_t retries_left = 0;        // resends of a single MAD
+    Bytes umad;                            // as written, TID rewritten: returned on timeout
+    std::vector<SimRequest> datagrams;     // the MAD, or its segments (segment n at n - 1)
+    std::optional<RmppSender> rmpp;
+    std::chrono::milliseconds ack_wait{0};
   };
-  using WaitKey = std::pair<unsigned, std::uint64_t>;  // CA, low 48 TID bits
+  // CA, whether the send is a response, its TID: the low 48 bits of a request's (ibsim writes its
+  // client id into the top 16), a response's whole.
+  using WaitKey = std::tuple<unsigned, bool, std::uint64_t>;
+  static WaitKey wait_key(unsigned ca, bool response, std::uint64_t tid_value);
+  struct Outgoing {
+    unsigned ca = 0;
+    SimRequest request{};
+  };
 
   File* file_by_fd(int fd) const;  // caller holds mutex_
   void deliver(File& file, Bytes umad);
   void deliver_mad(unsigned file, std::uint32_t agent, const SimRequest& from, std::span<const std::uint8_t> mad,
                    std::uint32_t status);
   std::optional<std::pair<unsigned, std::uint32_t>> request_target(unsigned ca, std::span<const std::uint8_t> mad) const;
+  void deliver_message(unsigned ca, std::pair<unsigned, std::uint32_t> target, const SimRequest& from,
+                       std::span<const std::uint8_t> message);
+  void on_rmpp(unsigned ca, std::pair<unsigned, std::uint32_t> target, const SimRequest& from, Clock::time_point now,
+               std::vector<Outgoing>& out);
+  void on_rmpp_control(unsigned ca, const SimRequest& from, Clock::time_point now, std::vector<Outgoing>& out);
+  void reply(unsigned ca, Reassembler::Source to, const Bytes& mad, std::vector<Outgoing>& out);
+  void send_burst(unsigned ca, Waiting& w, RmppSender::Burst burst, Clock::time_point now, std::vector<Outgoing>& out);
+  void time_out(Waiting& w);
+  void queue_output(std::vector<Outgoing> batch);
 
   Wire wire_;
   mutable std::mutex mutex_;
@@ -100,8 +137,10 @@ class MadLayer {
   unsigned next_number_ = 0;
   std::map<WaitKey, Waiting> waiting_;
   std::map<unsigned, Reassembler> reassemblers_;  // per CA
-  Clock::time_point last_segment_{};
   Counters counters_;
+  mutable std::mutex outbox_mutex_;
+  std::deque<Outgoing> outbox_;
+  std::uint64_t output_full_ = 0;  // under outbox_mutex_
 };
 
 }  // namespace ibat::umad_twin

@@ -1,4 +1,4 @@
-// RMPP segmentation and reassembly of the lab's kernel MAD layer twin (see rmpp.h).
+// RMPP wire format of the lab's kernel MAD layer twin: header fields, segments, control MADs (see rmpp.h).
 #include "rmpp.h"
 
 #include <algorithm>
@@ -55,7 +55,10 @@ bool rmpp_active(std::span<const std::uint8_t> mad) {
   // The kernel looks at the ACTIVE flag only: OpenSM leaves RMPPVersion 0 for the kernel to fill in.
   return mad.size() >= kRmppHeaderEnd && rmpp_class(mgmt_class(mad)) && (mad[kRmppFlagsOffset] & kRmppFlagActive);
 }
+std::uint8_t rmpp_version(std::span<const std::uint8_t> mad) { return mad[kRmppVersionOffset]; }
+std::uint8_t rmpp_type(std::span<const std::uint8_t> mad) { return mad[kRmppTypeOffset]; }
 std::uint8_t rmpp_flags(std::span<const std::uint8_t> mad) { return mad[kRmppFlagsOffset] & 0x07; }
+std::uint8_t rmpp_status(std::span<const std::uint8_t> mad) { return mad[kRmppStatusOffset]; }
 std::uint32_t segment_number(std::span<const std::uint8_t> mad) { return get32(mad, kSegmentOffset); }
 std::uint32_t payload_length(std::span<const std::uint8_t> mad) { return get32(mad, kPayloadOffset); }
 
@@ -73,7 +76,7 @@ std::vector<Bytes> segment(std::span<const std::uint8_t> message) {
     const std::size_t from = header + (n - 1) * per_segment;
     const std::size_t take = std::min(per_segment, message.size() - std::min(message.size(), from));
     std::copy_n(message.begin() + static_cast<std::ptrdiff_t>(from), take, seg.begin() + static_cast<std::ptrdiff_t>(header));
-    seg[kRmppVersionOffset] = 1;
+    seg[kRmppVersionOffset] = kRmppVersion;
     seg[kRmppTypeOffset] = kRmppTypeData;
     std::uint8_t flags = kRmppFlagActive;
     std::uint32_t paylen = 0;
@@ -94,62 +97,19 @@ std::vector<Bytes> segment(std::span<const std::uint8_t> message) {
   return segments;
 }
 
-Reassembler::Result Reassembler::add(std::uint16_t source_lid, std::span<const std::uint8_t> seg) {
-  using Kind = Result::Kind;
-  if (seg.size() < kMadBytes) return {Kind::dropped, {}, "segment shorter than a MAD"};
-  const std::uint8_t cls = mgmt_class(seg);
-  const std::size_t header = data_offset(cls);
-  const std::size_t per_segment = kMadBytes - header;
-  const Key key{source_lid, cls, tid(seg)};
-  const std::uint32_t number = segment_number(seg);
-  const std::uint8_t flags = rmpp_flags(seg);
-
-  if (flags & kRmppFlagFirst) {
-    if (number != 1) {
-      partial_.erase(key);
-      return {Kind::dropped, {}, "FIRST segment numbered " + std::to_string(number)};
-    }
-    Partial fresh;
-    fresh.message.assign(seg.begin(), seg.begin() + static_cast<std::ptrdiff_t>(header));
-    fresh.first_payload_length = payload_length(seg);
-    partial_[key] = std::move(fresh);
-  }
-  auto it = partial_.find(key);
-  if (it == partial_.end()) return {Kind::ignored, {}, "segment " + std::to_string(number) + " of no message begun"};
-  Partial& p = it->second;
-  if (number == p.last_segment) return {Kind::ignored, {}, "repeat of segment " + std::to_string(number)};
-  if (number != p.last_segment + 1) {
-    const std::string why = "segment " + std::to_string(number) + " after " + std::to_string(p.last_segment);
-    partial_.erase(it);
-    return {Kind::dropped, {}, why};
-  }
-  if (p.message.size() + per_segment > max_bytes_) {
-    partial_.erase(it);
-    return {Kind::dropped, {}, "message longer than " + std::to_string(max_bytes_) + " bytes"};
-  }
-  p.message.insert(p.message.end(), seg.begin() + static_cast<std::ptrdiff_t>(header), seg.begin() + kMadBytes);
-  p.last_segment = number;
-  if (!(flags & kRmppFlagLast)) return {};
-
-  // The last segment's PayloadLength says how much of it is data; the first's, the whole transfer.
-  const std::size_t own = payload_length(seg);
-  const std::size_t class_part = header - kRmppHeaderEnd;
-  Result done;
-  if (own < class_part || own - class_part > per_segment) {
-    done = {Kind::dropped, {}, "last segment's PayloadLength " + std::to_string(own) + " out of range"};
-  } else {
-    const std::size_t pad = per_segment - (own - class_part);
-    const std::size_t whole = std::size_t{number} * kRmppPayloadPerSegment - pad;
-    if (whole != p.first_payload_length) {
-      done = {Kind::dropped, {}, "first segment announced " + std::to_string(p.first_payload_length) +
-                                     " payload bytes, the stream carried " + std::to_string(whole)};
-    } else {
-      p.message.resize(p.message.size() - pad);
-      done = {Kind::complete, std::move(p.message), {}};
-    }
-  }
-  partial_.erase(it);
-  return done;
+Bytes control_mad(std::span<const std::uint8_t> received, std::uint8_t type, std::uint8_t status,
+                  std::uint32_t segment, std::uint32_t window_last) {
+  Bytes mad(kMadBytes, 0);
+  const std::size_t header = std::min({data_offset(mgmt_class(received)), received.size(), kMadBytes});
+  std::copy_n(received.begin(), header, mad.begin());
+  mad[kMethodOffset] ^= kResponseBit;
+  mad[kRmppVersionOffset] = kRmppVersion;
+  mad[kRmppTypeOffset] = type;
+  mad[kRmppFlagsOffset] = static_cast<std::uint8_t>((mad[kRmppFlagsOffset] & 0xf8) | kRmppFlagActive);
+  mad[kRmppStatusOffset] = status;
+  put32(mad, kSegmentOffset, segment);
+  put32(mad, kPayloadOffset, window_last);
+  return mad;
 }
 
 }  // namespace ibat::umad_twin

@@ -1,16 +1,13 @@
-// RMPP as the kernel's MAD layer does it for an agent registered with rmpp_version 1: a message
-// longer than one MAD is cut into 256-byte DATA segments (the class header repeated in each), and
-// the receiver joins them back into one message. Pure: no I/O, no clock. Used by the lab's twin
-// of the kernel MAD layer (lab/umad-twin) and tested in tests/umad_twin.
+// RMPP on the wire as the kernel's MAD layer writes it for an agent registered with rmpp_version 1:
+// the MAD and RMPP header fields, a long message cut into 256-byte DATA segments (the class header
+// repeated in each), and the ACK, STOP and ABORT MADs. Pure: no I/O, no clock. The protocol that
+// uses them (windows, ACKs, resends) is in rmpp_window.h. Used by the lab's twin of the kernel MAD
+// layer (lab/umad-twin) and tested in tests/umad_twin.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <span>
-#include <string>
-#include <tuple>
 #include <vector>
 
 namespace ibat::umad_twin {
@@ -22,10 +19,28 @@ inline constexpr std::size_t kMadHeaderBytes = 24;
 inline constexpr std::size_t kRmppHeaderEnd = 36;                   // common MAD header + RMPP header
 inline constexpr std::size_t kRmppPayloadPerSegment = kMadBytes - kRmppHeaderEnd;  // 220
 
+inline constexpr std::uint8_t kRmppVersion = 1;
 inline constexpr std::uint8_t kRmppTypeData = 1;
+inline constexpr std::uint8_t kRmppTypeAck = 2;
+inline constexpr std::uint8_t kRmppTypeStop = 3;
+inline constexpr std::uint8_t kRmppTypeAbort = 4;
 inline constexpr std::uint8_t kRmppFlagActive = 0x01;
 inline constexpr std::uint8_t kRmppFlagFirst = 0x02;
 inline constexpr std::uint8_t kRmppFlagLast = 0x04;
+
+// RMPPStatus values (IBA vol. 1 table 170; the kernel's IB_MGMT_RMPP_STATUS_*). ABORT carries
+// 118-127, STOP carries "resources exhausted".
+inline constexpr std::uint8_t kRmppStatusResourcesExhausted = 1;
+inline constexpr std::uint8_t kRmppStatusTotalTimeTooLong = 118;
+inline constexpr std::uint8_t kRmppStatusBadLength = 119;      // Last and PayloadLength disagree
+inline constexpr std::uint8_t kRmppStatusBadSegment = 120;     // First and SegmentNumber disagree
+inline constexpr std::uint8_t kRmppStatusBadType = 121;
+inline constexpr std::uint8_t kRmppStatusWindowTooSmall = 122;  // NewWindowLast below SegmentNumber
+inline constexpr std::uint8_t kRmppStatusSegmentTooBig = 123;
+inline constexpr std::uint8_t kRmppStatusIllegalStatus = 124;
+inline constexpr std::uint8_t kRmppStatusBadVersion = 125;
+inline constexpr std::uint8_t kRmppStatusAbortMin = 118;
+inline constexpr std::uint8_t kRmppStatusAbortMax = 127;
 
 // Where a class's data starts in each segment (the kernel's ib_get_mad_data_offset): the SA repeats
 // its 56-byte header (MAD + RMPP + SM_Key, AttributeOffset, ComponentMask) in every segment.
@@ -39,45 +54,23 @@ void set_tid(std::span<std::uint8_t> mad, std::uint64_t value);
 bool is_response(std::span<const std::uint8_t> mad);  // R bit, or TrapRepress (the kernel's rule)
 bool rmpp_class(std::uint8_t mgmt_class);  // the classes the kernel runs RMPP for
 bool rmpp_active(std::span<const std::uint8_t> mad);
+std::uint8_t rmpp_version(std::span<const std::uint8_t> mad);
+std::uint8_t rmpp_type(std::span<const std::uint8_t> mad);
 std::uint8_t rmpp_flags(std::span<const std::uint8_t> mad);
+std::uint8_t rmpp_status(std::span<const std::uint8_t> mad);
 std::uint32_t segment_number(std::span<const std::uint8_t> mad);
-std::uint32_t payload_length(std::span<const std::uint8_t> mad);
+std::uint32_t payload_length(std::span<const std::uint8_t> mad);  // DATA: PayloadLength; ACK: NewWindowLast
 
 // Cuts one RMPP-active message (header + data, any length >= the class header) into DATA segments
 // of exactly 256 bytes: segment numbers 1..n, FIRST on the first, LAST on the last, PayloadLength
 // in the first (the whole transfer) and in the last (its own bytes), as the kernel's sender sets them.
 std::vector<Bytes> segment(std::span<const std::uint8_t> message);
 
-// Joins DATA segments per (source LID, TID) into messages. Segments must arrive in order: a gap or a
-// segment out of order drops the whole message (the lab has no ACK window; the requester's timer
-// resends, see docs/fabric.md), a repeat of the last segment is ignored, a new FIRST restarts.
-class Reassembler {
- public:
-  struct Result {
-    enum class Kind { incomplete, complete, dropped, ignored } kind = Kind::incomplete;
-    Bytes message;       // when complete: the class header once, then every segment's data
-    std::string reason;  // when dropped or ignored: why
-  };
-
-  explicit Reassembler(std::size_t max_message_bytes = 64u << 20) : max_bytes_(max_message_bytes) {}
-
-  // One received segment (a MAD with RMPP ACTIVE, type DATA) from source_lid.
-  Result add(std::uint16_t source_lid, std::span<const std::uint8_t> segment);
-
-  // Forgets every message still being joined (the caller's timer decides when they are stale).
-  void clear() { partial_.clear(); }
-  std::size_t in_progress() const { return partial_.size(); }
-
- private:
-  struct Partial {
-    Bytes message;
-    std::uint32_t last_segment = 0;
-    std::uint32_t first_payload_length = 0;
-  };
-  using Key = std::tuple<std::uint16_t, std::uint8_t, std::uint64_t>;  // source LID, class, TID
-
-  std::size_t max_bytes_;
-  std::map<Key, Partial> partial_;
-};
+// An RMPP ACK, STOP or ABORT answering `received` (a segment or a control MAD of the transfer), as
+// the kernel builds one: the class header copied, the R bit of the method flipped (it goes back the
+// way `received` came), RMPPVersion 1, ACTIVE (RRespTime kept), `status`, SegmentNumber and
+// NewWindowLast (0 and 0 for STOP and ABORT); 256 bytes, zero past the class header.
+Bytes control_mad(std::span<const std::uint8_t> received, std::uint8_t type, std::uint8_t status,
+                  std::uint32_t segment = 0, std::uint32_t window_last = 0);
 
 }  // namespace ibat::umad_twin

@@ -1,6 +1,8 @@
 // The twin's umad file semantics, with a wire that records what would go to ibsim: agents, the TID
 // rewrite and the routing of answers, ENOSPC for a short buffer, RMPP only for RMPP agents,
-// request dispatch by method, and the kernel's send timeout and retries.
+// request dispatch by method, and the kernel's send timeout and retries. And RMPP between two CAs
+// (a requester on CA 0, an SA on CA 1) over a wire that loses, repeats or holds datagrams: the
+// window, the resend from the last ACK, the retries, ABORT, and ACKs never read by a program.
 #include "mad_layer.h"
 
 #include <arpa/inet.h>
@@ -10,8 +12,11 @@
 #include <rdma/ib_user_mad.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <utility>
 
 namespace ibat::umad_twin {
 namespace {
@@ -28,10 +33,12 @@ struct Sent {
 class MadLayerTest : public ::testing::Test {
  protected:
   MadLayer layer{[this](unsigned ca, const SimRequest& r, bool block) {
+    if (!block && wire_busy) return WireStatus::busy;
     sent.push_back({ca, r, block});
-    return true;
+    return WireStatus::sent;
   }};
   std::vector<Sent> sent;
+  bool wire_busy = false;  // ibsim's queue full: non-blocking sends must wait
   Clock::time_point t0 = Clock::now();
 
   void TearDown() override {
@@ -100,6 +107,69 @@ class MadLayerTest : public ::testing::Test {
     std::memcpy(&h, u.data(), sizeof h);
     return h;
   }
+  // What ibsim would do with every datagram sent since the last call: carry it to the other CA
+  // (0 <-> 1) from the sender's LID (CA 0: 7, CA 1: 3), `copies(datagram)` times (0: lost), until
+  // nothing more is sent.
+  void pump(Clock::time_point at, const std::function<int(const SimRequest&)>& copies = {}) {
+    while (carried < sent.size()) {
+      const Sent s = sent[carried++];
+      SimRequest r = s.request;
+      r.slid = htons(s.ca == 0 ? 7 : 3);
+      const int n = copies ? copies(r) : 1;
+      for (int i = 0; i < n; ++i) layer.on_packet(1 - s.ca, r, at);
+    }
+  }
+  void skip() { carried = sent.size(); }  // what was sent so far never arrives
+  static std::uint32_t data_segment(const SimRequest& r) {  // 0: not an RMPP DATA segment
+    const auto m = mad_of(r);
+    return rmpp_active(m) && rmpp_type(m) == kRmppTypeData ? segment_number(m) : 0;
+  }
+  static bool is_ack(const SimRequest& r) { return rmpp_active(mad_of(r)) && rmpp_type(mad_of(r)) == kRmppTypeAck; }
+  std::vector<std::uint32_t> segments_sent_by(unsigned ca, std::size_t from = 0) const {
+    std::vector<std::uint32_t> numbers;
+    for (std::size_t i = from; i < sent.size(); ++i) {
+      if (sent[i].ca == ca && data_segment(sent[i].request) != 0) numbers.push_back(data_segment(sent[i].request));
+    }
+    return numbers;
+  }
+
+  // A requester on CA 0 has asked the SA on CA 1 (an RMPP agent serving GetTable) for a table of
+  // `records` 64-byte records, and the SA has read the request; `table` is its answer, not written.
+  struct Exchange {
+    int requester = -1, sa = -1, ask = -1, serve = -1;
+    Bytes table;
+  };
+  Exchange ask_for_table(std::size_t records, std::uint32_t timeout_ms = 5000) {
+    Exchange x;
+    x.requester = open(0);
+    x.sa = open(1);
+    x.ask = agent(x.requester, 0x03, 1);
+    x.serve = agent(x.sa, 0x03, 1, {0x12});
+    write(x.requester, umad(x.ask, sa_mad(0x12, 0x42), timeout_ms), t0);
+    pump(t0);
+    const Bytes request = read(x.sa);
+    EXPECT_EQ(request.size(), 64u + 256);
+    EXPECT_EQ(header(request).id, static_cast<std::uint32_t>(x.serve));
+    x.table = sa_mad(0x92, tid(std::span(request).subspan(64)), 56 + records * 64);
+    x.table[26] = 0x01;  // RMPP ACTIVE, version left 0 as OpenSM does
+    for (std::size_t i = 56; i < x.table.size(); ++i) x.table[i] = static_cast<std::uint8_t>(i * 7);
+    return x;
+  }
+  // OpenSM answers with timeout 0 and its transaction retries (3).
+  void answer(const Exchange& x, std::uint32_t retries = 3) {
+    ASSERT_EQ(write(x.sa, umad(x.serve, x.table, 0, retries), t0), static_cast<ssize_t>(64 + x.table.size()));
+  }
+  void expect_table_once(const Exchange& x) {
+    const Bytes whole = read(x.requester, 64 + x.table.size());
+    ASSERT_EQ(whole.size(), 64u + x.table.size());
+    EXPECT_EQ(header(whole).status, 0u);
+    EXPECT_TRUE(std::equal(whole.begin() + 64 + 56, whole.end(), x.table.begin() + 56));
+    EXPECT_TRUE(read(x.requester).empty()) << "one answer, read once";
+    EXPECT_EQ(last_errno, EAGAIN);
+    EXPECT_TRUE(read(x.sa).empty()) << "ACKs and ABORTs are the twin's own: the SA reads none";
+  }
+
+  std::size_t carried = 0;
   std::vector<int> opened;
   int last_errno = 0;
 };
@@ -193,36 +263,24 @@ TEST_F(MadLayerTest, AMadThatIbsimCouldNotDeliverIsLeftToTheTimer) {
 }
 
 TEST_F(MadLayerTest, AnRmppAgentsLongAnswerCrossesInSegmentsAndReadsAsOneMessage) {
-  const int requester = open(0);
-  const int responder = open(1);  // another CA: the SA's node
-  const int ask = agent(requester, 0x03, 1);
-  const int serve = agent(responder, 0x03, 1, {0x12});  // GetTable requests
-  write(requester, umad(ask, sa_mad(0x12, 0x42), 100), t0);
-  ASSERT_EQ(sent.size(), 1u);
-  layer.on_packet(1, from_wire(mad_of(sent[0].request), 3), t0);
-  const Bytes request = read(responder);
-  ASSERT_EQ(request.size(), 64u + 256);
-  EXPECT_EQ(header(request).id, static_cast<std::uint32_t>(serve));
-
-  Bytes table = sa_mad(0x92, tid(std::span(request).subspan(64)), 56 + 30 * 64);  // 30 records
-  table[26] = 0x01;  // RMPP ACTIVE, version left 0 as OpenSM does
-  for (std::size_t i = 56; i < table.size(); ++i) table[i] = static_cast<std::uint8_t>(i * 7);
+  const auto x = ask_for_table(30, 100);
   const std::size_t before = sent.size();
-  ASSERT_EQ(write(responder, umad(serve, table), t0), static_cast<ssize_t>(64 + table.size()));
-  const std::size_t segments = sent.size() - before;
-  EXPECT_EQ(segments, (30u * 64 + 199) / 200);
-  for (std::size_t i = before; i < sent.size(); ++i) layer.on_packet(0, from_wire(mad_of(sent[i].request), 1), t0 + 1ms);
+  answer(x);
+  EXPECT_EQ(segments_sent_by(1, before), std::vector<std::uint32_t>{1}) << "the sender's first window is one segment";
+  pump(t0 + 1ms);
+  EXPECT_EQ(segments_sent_by(1, before).size(), (30u * 64 + 199) / 200);
 
-  const Bytes small = read(requester);
+  const Bytes small = read(x.requester);
   EXPECT_TRUE(small.empty());
   EXPECT_EQ(last_errno, ENOSPC);
   Bytes header_only(64);
-  EXPECT_EQ(layer.read(requester, header_only.data(), 64 + 256), -ENOSPC);
-  EXPECT_EQ(header(header_only).length, 64u + table.size()) << "the length libibumad grows its buffer to";
-  const Bytes whole = read(requester, 64 + table.size());
-  ASSERT_EQ(whole.size(), 64u + table.size());
-  EXPECT_TRUE(std::equal(whole.begin() + 64 + 56, whole.end(), table.begin() + 56));
-  EXPECT_EQ(layer.counters().reassembled, 1u);
+  EXPECT_EQ(layer.read(x.requester, header_only.data(), 64 + 256), -ENOSPC);
+  EXPECT_EQ(header(header_only).length, 64u + x.table.size()) << "the length libibumad grows its buffer to";
+  expect_table_once(x);
+  const Counters c = layer.counters();
+  EXPECT_EQ(c.reassembled, 1u);
+  EXPECT_EQ(c.acks_sent, 2u) << "segment 1, opening the window, and the last";
+  EXPECT_EQ(c.acks_received, 2u);
 }
 
 TEST_F(MadLayerTest, WithoutRmppALongMadIsRefusedAndSegmentsArriveRaw) {
@@ -238,9 +296,162 @@ TEST_F(MadLayerTest, WithoutRmppALongMadIsRefusedAndSegmentsArriveRaw) {
   table[26] = 0x01;
   const std::size_t before = sent.size();
   write(b, umad(serve, table), t0);
-  ASSERT_EQ(sent.size() - before, 3u);
+  ASSERT_EQ(sent.size() - before, 1u) << "segment 1 of 3: the rest waits for an ACK";
   layer.on_packet(0, from_wire(mad_of(sent[before].request)), t0);
   EXPECT_EQ(read(a).size(), 64u + 256) << "the first segment, as it came";
+  EXPECT_EQ(layer.counters().acks_sent, 0u) << "only an RMPP agent's kernel ACKs";
+}
+
+TEST_F(MadLayerTest, ALostSegmentIsResentFromTheLastAckAndTheAnswerArrivesWholeOnce) {
+  const auto x = ask_for_table(30);  // 10 segments
+  answer(x);
+  bool lost = false;
+  pump(t0, [&](const SimRequest& r) { return data_segment(r) == 5 && !std::exchange(lost, true) ? 0 : 1; });
+  EXPECT_TRUE(read(x.requester).empty());
+  EXPECT_EQ(layer.on_timer(t0 + 1999ms), t0 + 2000ms) << "the SA waits 2 s for the ACK of its window";
+  const std::size_t before = sent.size();
+  layer.on_timer(t0 + 2s);
+  EXPECT_EQ(segments_sent_by(1, before), (std::vector<std::uint32_t>{2, 3, 4, 5, 6, 7, 8, 9, 10}))
+      << "from the segment after the last ACKed (1), up to the window";
+  pump(t0 + 2s);
+  expect_table_once(x);
+  const Counters c = layer.counters();
+  EXPECT_EQ(c.segments_resent, 9u);
+  EXPECT_EQ(c.retries, 1u);
+  EXPECT_EQ(c.reassembled, 1u);
+  const std::size_t done = sent.size();
+  layer.on_timer(t0 + 20s);
+  EXPECT_EQ(sent.size(), done) << "the last ACK completed the SA's send";
+  EXPECT_EQ(layer.counters().timeouts, 0u);
+}
+
+TEST_F(MadLayerTest, TheWindowBoundsTheSegmentsInFlight) {
+  const auto x = ask_for_table(320);  // 103 segments
+  answer(x);
+  // Segment 65, the window's last, is lost: the requester never reaches the window's end to ACK it.
+  bool lost = false;
+  pump(t0, [&](const SimRequest& r) { return data_segment(r) == 65 && !std::exchange(lost, true) ? 0 : 1; });
+  const auto first_round = segments_sent_by(1);
+  ASSERT_EQ(first_round.size(), 65u) << "segment 1, then the window the first ACK opened";
+  EXPECT_EQ(*std::max_element(first_round.begin(), first_round.end()), 65u) << "kernel window: 64 after the first";
+  layer.on_timer(t0 + 2s);
+  pump(t0 + 2s);
+  expect_table_once(x);
+  EXPECT_EQ(layer.counters().acks_sent, 3u) << "at 1, at 65 (the window's end) and at 103; repeats not ACKed";
+  EXPECT_EQ(layer.counters().segments_resent, 64u) << "2..65";
+}
+
+TEST_F(MadLayerTest, ALostAckIsRecoveredByTheResend) {
+  const auto x = ask_for_table(30);
+  answer(x);
+  int acks = 0;
+  pump(t0, [&](const SimRequest& r) { return is_ack(r) && ++acks == 1 ? 0 : 1; });  // the ACK of segment 1
+  EXPECT_EQ(segments_sent_by(1).size(), 1u) << "no ACK, no more segments";
+  layer.on_timer(t0 + 2s);  // segment 1 again: the requester ACKs it again
+  bool final_lost = false;
+  pump(t0 + 2s, [&](const SimRequest& r) {
+    return is_ack(r) && segment_number(mad_of(r)) == 10 && !std::exchange(final_lost, true) ? 0 : 1;
+  });
+  ASSERT_TRUE(final_lost);
+  layer.on_timer(t0 + 4s);  // the SA has only segment 1 acknowledged: 2..10 again, each re-ACKed
+  pump(t0 + 4s);
+  expect_table_once(x);
+  const std::size_t done = sent.size();
+  layer.on_timer(t0 + 30s);
+  EXPECT_EQ(sent.size(), done) << "the re-ACK completed the SA's send";
+  EXPECT_EQ(layer.counters().timeouts, 0u);
+}
+
+TEST_F(MadLayerTest, AReceiverThatNeverAcksMakesTheSendFailAfterItsRetries) {
+  const auto x = ask_for_table(30, 60000);
+  answer(x, 2);
+  pump(t0, [](const SimRequest&) { return 0; });
+  EXPECT_EQ(layer.on_timer(t0 + 2s), t0 + 4s);
+  EXPECT_EQ(layer.on_timer(t0 + 4s), t0 + 6s);
+  EXPECT_TRUE(read(x.sa).empty());
+  layer.on_timer(t0 + 6s);
+  EXPECT_EQ(segments_sent_by(1), (std::vector<std::uint32_t>{1, 1, 1})) << "the send and its 2 retries";
+  EXPECT_FALSE(sent.back().may_block) << "resent from the timer thread";
+  const Bytes timed_out = read(x.sa);
+  ASSERT_EQ(timed_out.size(), 64u + 256) << "the answer's first MAD";
+  EXPECT_EQ(header(timed_out).status, 110u) << "ETIMEDOUT, as ib_umad reports a send that timed out";
+  EXPECT_EQ(tid(std::span(timed_out).subspan(64)), tid(x.table));
+  EXPECT_EQ(layer.counters().timeouts, 1u);
+  EXPECT_EQ(layer.counters().retries, 2u);
+}
+
+TEST_F(MadLayerTest, ARepeatedSegmentIsNotDeliveredTwice) {
+  const auto x = ask_for_table(30);
+  answer(x);
+  pump(t0, [](const SimRequest&) { return 2; });  // every datagram arrives twice
+  expect_table_once(x);
+  EXPECT_EQ(layer.counters().reassembled, 1u);
+  EXPECT_GT(layer.counters().acks_sent, 2u) << "repeats of a joined message are ACKed again";
+}
+
+TEST_F(MadLayerTest, ARequesterWaitingLessThanTheAckTimerGetsETIMEDOUTFirst) {
+  const auto x = ask_for_table(30, 1000);  // saquery's default timeout
+  answer(x);
+  bool lost = false;
+  pump(t0, [&](const SimRequest& r) { return data_segment(r) == 5 && !std::exchange(lost, true) ? 0 : 1; });
+  layer.on_timer(t0 + 1s);
+  EXPECT_EQ(header(read(x.requester)).status, 110u);
+  layer.on_timer(t0 + 2s);  // the SA's resend comes after the requester gave up
+  pump(t0 + 2s);
+  EXPECT_TRUE(read(x.requester).empty());
+  EXPECT_EQ(layer.counters().reassembled, 1u);
+  EXPECT_EQ(layer.counters().unmatched_responses, 1u);
+}
+
+TEST_F(MadLayerTest, AMalformedSegmentIsAbortedAndTheAbortEndsTheSend) {
+  const auto x = ask_for_table(30);
+  answer(x);
+  SimRequest bad = sent.back().request;
+  skip();
+  bad.mad[31] = 2;  // FIRST on segment 2
+  bad.slid = htons(3);
+  layer.on_packet(0, bad, t0);
+  ASSERT_EQ(sent.back().ca, 0u);
+  const auto abort = mad_of(sent.back().request);
+  EXPECT_EQ(rmpp_type(abort), kRmppTypeAbort);
+  EXPECT_EQ(rmpp_status(abort), kRmppStatusBadSegment);
+  EXPECT_EQ(ntohs(static_cast<std::uint16_t>(sent.back().request.dlid)), 3) << "back to the segment's sender";
+  pump(t0);
+  EXPECT_EQ(layer.counters().aborts_received, 1u);
+  const std::size_t done = sent.size();
+  layer.on_timer(t0 + 10s);
+  EXPECT_EQ(segments_sent_by(1, done).size(), 0u) << "an aborted send is not resent";
+  EXPECT_TRUE(read(x.sa).empty()) << "and ends unreported: ib_umad reports timeouts only";
+}
+
+TEST_F(MadLayerTest, AnAckForSegmentsNeverSentIsAborted) {
+  const auto x = ask_for_table(30);
+  answer(x);
+  const Bytes first(mad_of(sent.back().request).begin(), mad_of(sent.back().request).end());
+  skip();
+  layer.on_packet(1, from_wire(control_mad(first, kRmppTypeAck, 0, 5, 65)), t0);
+  ASSERT_EQ(sent.back().ca, 1u);
+  EXPECT_EQ(rmpp_type(mad_of(sent.back().request)), kRmppTypeAbort);
+  EXPECT_EQ(rmpp_status(mad_of(sent.back().request)), kRmppStatusSegmentTooBig);
+  pump(t0);
+  EXPECT_TRUE(read(x.requester).empty()) << "the ABORT is the twin's own";
+  const std::size_t done = sent.size();
+  layer.on_timer(t0 + 2s);
+  EXPECT_EQ(segments_sent_by(1, done).size(), 0u);
+}
+
+TEST_F(MadLayerTest, WhatIbsimCannotTakeNowWaitsInTheOutbox) {
+  const auto x = ask_for_table(30);
+  answer(x);
+  wire_busy = true;
+  pump(t0);  // segment 1 arrives; its ACK cannot go yet
+  EXPECT_EQ(layer.output_waits_for(), 0u);
+  EXPECT_EQ(segments_sent_by(1).size(), 1u);
+  wire_busy = false;
+  layer.flush_output();
+  EXPECT_EQ(layer.output_waits_for(), std::nullopt);
+  pump(t0);
+  expect_table_once(x);
 }
 
 TEST_F(MadLayerTest, RequestsGoToTheAgentRegisteredForTheirMethod) {

@@ -1,10 +1,13 @@
-// RMPP of the lab's MAD layer twin: messages of 1 to N segments cut and joined as the kernel does,
-// and what a gap, a repeat, a truncated or out-of-order stream does to a message.
+// RMPP wire format of the lab's MAD layer twin: messages of 1 to N segments cut (and joined back)
+// as the kernel does, the ACK and ABORT MADs, the class headers.
 #include "rmpp.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
+
+#include "rmpp_window.h"
 
 namespace ibat::umad_twin {
 namespace {
@@ -24,9 +27,9 @@ Bytes sa_message(std::size_t data, std::uint64_t tid_value = 0x1234'5678'9abc'de
   return m;
 }
 
-Bytes join(Reassembler& r, const std::vector<Bytes>& segments, std::uint16_t lid = 5) {
+Bytes join(Reassembler& r, const std::vector<Bytes>& segments) {
   Reassembler::Result last;
-  for (const Bytes& s : segments) last = r.add(lid, s);
+  for (const Bytes& s : segments) last = r.add({5, 1}, s, RmppClock::time_point{});
   EXPECT_EQ(last.kind, Reassembler::Result::Kind::complete) << last.reason;
   return last.message;
 }
@@ -69,93 +72,26 @@ TEST(Rmpp, TheFirstSegmentAnnouncesTheWholeTransfer) {
   EXPECT_EQ(payload_length(segments[4]), 220 - 190);
 }
 
-TEST(Rmpp, ALostSegmentDropsTheMessageAndTheResendJoins) {
-  const auto segments = segment(sa_message(5 * 64 * 10));
-  ASSERT_GE(segments.size(), 4u);
-  Reassembler r;
-  EXPECT_EQ(r.add(5, segments[0]).kind, Reassembler::Result::Kind::incomplete);
-  const auto gap = r.add(5, segments[2]);  // segment 2 lost on the wire
-  EXPECT_EQ(gap.kind, Reassembler::Result::Kind::dropped);
-  EXPECT_EQ(gap.reason, "segment 3 after 1");
-  EXPECT_EQ(r.add(5, segments[3]).kind, Reassembler::Result::Kind::ignored) << "the rest of it is ignored";
-  EXPECT_EQ(r.in_progress(), 0u);
-  EXPECT_EQ(join(r, segments).size(), 56u + 5 * 64 * 10) << "the requester's resend arrives whole";
-}
-
-TEST(Rmpp, OutOfOrderSegmentsDropTheMessage) {
-  const auto segments = segment(sa_message(1000));
-  Reassembler r;
-  r.add(5, segments[0]);
-  r.add(5, segments[1]);
-  EXPECT_EQ(r.add(5, segments[3]).kind, Reassembler::Result::Kind::dropped);
-  EXPECT_EQ(r.add(5, segments[2]).kind, Reassembler::Result::Kind::ignored);
-}
-
-TEST(Rmpp, ARepeatedSegmentIsIgnored) {
-  const auto segments = segment(sa_message(600));
-  Reassembler r;
-  r.add(5, segments[0]);
-  r.add(5, segments[1]);
-  const auto again = r.add(5, segments[1]);
-  EXPECT_EQ(again.kind, Reassembler::Result::Kind::ignored);
-  EXPECT_EQ(again.reason, "repeat of segment 2");
-  EXPECT_EQ(r.add(5, segments[2]).kind, Reassembler::Result::Kind::complete);
-}
-
-TEST(Rmpp, ATruncatedStreamStaysIncompleteUntilCleared) {
-  const auto segments = segment(sa_message(1000));
-  Reassembler r;
-  for (std::size_t i = 0; i + 1 < segments.size(); ++i) EXPECT_EQ(r.add(5, segments[i]).kind, Reassembler::Result::Kind::incomplete);
-  EXPECT_EQ(r.in_progress(), 1u);
-  r.clear();
-  EXPECT_EQ(r.add(5, segments.back()).kind, Reassembler::Result::Kind::ignored);
-}
-
-TEST(Rmpp, ALastSegmentThatDisagreesWithTheFirstDropsTheMessage) {
-  auto segments = segment(sa_message(1000));  // 5 segments
-  Reassembler r;
-  r.add(5, segments[0]);
-  auto early_last = segments[1];
-  early_last[26] |= kRmppFlagLast;  // the stream ends after 2 of the 5 announced, the 2nd full
-  early_last[35] = 220;
-  const auto result = r.add(5, early_last);
-  EXPECT_EQ(result.kind, Reassembler::Result::Kind::dropped);
-  EXPECT_NE(result.reason.find("first segment announced"), std::string::npos) << result.reason;
-}
-
-TEST(Rmpp, MalformedSegmentsAreDroppedWithAReason) {
-  Reassembler r;
-  const auto segments = segment(sa_message(600));
-  EXPECT_EQ(r.add(5, std::span(segments[0]).first(100)).kind, Reassembler::Result::Kind::dropped);
-  auto misnumbered = segments[0];
-  misnumbered[31] = 4;  // FIRST, numbered 4
-  EXPECT_EQ(r.add(5, misnumbered).reason, "FIRST segment numbered 4");
-  auto bad_length = segment(sa_message(10))[0];
-  bad_length[35] = 0xff;  // PayloadLength 255: more than a segment holds
-  EXPECT_EQ(r.add(5, bad_length).kind, Reassembler::Result::Kind::dropped);
-}
-
-TEST(Rmpp, MessagesFromTwoSourcesOrTwoTidsJoinApart) {
-  const auto a = segment(sa_message(600, 1));
-  const auto b = segment(sa_message(400, 2));
-  Reassembler r;
-  r.add(5, a[0]);
-  r.add(6, a[0]);  // same TID from another LID
-  r.add(5, b[0]);
-  r.add(5, a[1]);
-  r.add(6, a[1]);
-  EXPECT_EQ(r.add(5, b[1]).message.size(), 56u + 400);
-  EXPECT_EQ(r.add(5, a[2]).message.size(), 56u + 600);
-  EXPECT_EQ(r.add(6, a[2]).message.size(), 56u + 600);
-}
-
-TEST(Rmpp, AMessageBeyondTheBoundIsDropped) {
-  Reassembler r(1000);
-  const auto segments = segment(sa_message(2000));
-  Reassembler::Result last;
-  for (const auto& s : segments) last = r.add(5, s);
-  EXPECT_EQ(last.kind, Reassembler::Result::Kind::ignored);
-  EXPECT_EQ(r.in_progress(), 0u);
+TEST(Rmpp, AnAckOrAbortAnswersTheWayTheDataCame) {
+  const auto data = segment(sa_message(600));
+  const Bytes ack = control_mad(data[1], kRmppTypeAck, 0, 2, 66);
+  ASSERT_EQ(ack.size(), kMadBytes);
+  EXPECT_EQ(method(ack), 0x12) << "GetTableResp acknowledged by a GetTable-method MAD";
+  EXPECT_EQ(tid(ack), tid(data[1]));
+  EXPECT_TRUE(rmpp_active(ack));
+  EXPECT_EQ(rmpp_version(ack), kRmppVersion);
+  EXPECT_EQ(rmpp_type(ack), kRmppTypeAck);
+  EXPECT_EQ(rmpp_flags(ack), kRmppFlagActive) << "no FIRST, no LAST";
+  EXPECT_EQ(ack[26] & 0xf8, 0x70) << "RRespTime kept";
+  EXPECT_EQ(segment_number(ack), 2u);
+  EXPECT_EQ(payload_length(ack), 66u) << "NewWindowLast";
+  EXPECT_TRUE(std::equal(ack.begin() + 36, ack.begin() + 56, data[1].begin() + 36)) << "the SA header";
+  EXPECT_TRUE(std::all_of(ack.begin() + 56, ack.end(), [](std::uint8_t b) { return b == 0; })) << "no data";
+  const Bytes abort = control_mad(ack, kRmppTypeAbort, kRmppStatusSegmentTooBig);
+  EXPECT_EQ(method(abort), 0x92) << "an ABORT of the ACK goes back to the data's receiver";
+  EXPECT_EQ(rmpp_status(abort), kRmppStatusSegmentTooBig);
+  EXPECT_EQ(segment_number(abort), 0u);
+  EXPECT_EQ(payload_length(abort), 0u);
 }
 
 TEST(Rmpp, ClassHeadersFollowTheKernel) {
