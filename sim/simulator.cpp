@@ -57,13 +57,19 @@ void Simulator::NodeSink::send_path_query(const core::PathQuery& query) {
   sim_.send_query(node_, query.id, dest, 0);
 }
 
-void Simulator::NodeSink::cancel_query(core::QueryId id) { sim_.nodes_[node_].queries.erase(id); }
+// A GET's or a GetTable's (SaClient::cancel): resends stop, what the SA already has it computes.
+void Simulator::NodeSink::cancel_query(core::QueryId id) {
+  Node& node = sim_.nodes_[node_];
+  node.queries.erase(id);
+  if (PendingTable* t = node.tables.find(node.last_table); t != nullptr && t->id == id) node.tables.erase(node.last_table);
+}
 
 Simulator::Simulator(const Scenario& scenario)
     : sc_(scenario),
       series_(scenario.bucket_ns),
       sa_(scenario.sa, series_),
       sa_retry_(sa_retry_policy(scenario)),
+      table_retry_(fabric::table_retry_policy(sa_retry_)),
       monitor_(daemon_monitor(scenario), scenario.nodes, sa_retry_, scenario.seed, queue_, sa_),
       rng_(scenario.seed),
       mad_rng_(scenario.seed ^ 0x6d61642d74696d65ULL) {
@@ -123,6 +129,7 @@ Simulator::Simulator(const Scenario& scenario)
     node.resolver = std::make_unique<core::Resolver>(sc_.policy, clock_, *node.sink, sc_.seed + n);
     if (daemons_start(sc_)) continue;  // its port comes up at its start
     node.resolver->on_local_port(core::LocalPort{gid_of(n), lid_of(n), lid_of(0), true});
+    node.resolver->tick();  // the Resolver sends its table from tick()
     answer_table_before_run(n);
   }
   before_run_ = false;

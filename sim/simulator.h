@@ -107,6 +107,7 @@ class Simulator {
     // The SaClient's GetTables: in flight (keyed by a node-local number), refused for this SM
     // after one failed while the SA answered other queries, and what that rule counts.
     QueryTable<PendingTable> tables;
+    std::uint64_t last_table = 0;  // the key in `tables` of the latest send_table
     std::uint64_t next_table = 1;
     bool tables_off = false;
     bool table_refused = false;       // the sink refused a TableQuery: the Resolver went to GETs
@@ -167,6 +168,7 @@ class Simulator {
   SaModel sa_;
   EventQueue queue_;
   fabric::RetryPolicy sa_retry_;  // the SaClient's (FabricOptions mad_timeout, mad_retries)
+  fabric::RetryPolicy table_retry_;  // its GetTables' (fabric::table_retry_policy)
   Monitor monitor_;
   std::vector<Node> nodes_;
   std::vector<Rank> ranks_;

@@ -1,8 +1,8 @@
 // The SaClient's GetTables in the simulator, as fabric::SaClient::query_path_table runs them
 // (src/fabric/sa_client_tables.cpp): for each TableQuery of a node's Resolver, the NodeRecord
 // GetTable of the switches, then the PathRecord GetTable of the subnet, both in flight and joined
-// when both have ended. Each runs MadRequester's attempts with the GETs' RetryPolicy (200, 400,
-// 800, 1,600 ms +/- 25 %): its answer, one RMPP message, must arrive whole before the running
+// when both have ended. Each runs MadRequester's attempts with fabric::table_retry_policy (10 x the
+// GETs' first timeout, one resend: 2 s then 4 s +/- 25 %): its answer, one RMPP message, must arrive whole before the running
 // attempt's timer fires, however long the SA took to compute it, and every resend is a new
 // request the SA computes again. The PathRecord GetTable costs one record per end port: one per
 // simulated node, the requester's own included (OpenSM lists the path to itself too); the
@@ -12,8 +12,8 @@
 // records a GET gives (path_between). As in SaClient: a PathRecord GetTable that fails cancels
 // the switches' one; one that fails while the SA answered this node something else since it was
 // sent turns the node's GetTables off until the next SM change (the sink then refuses them and the
-// Resolver uses GETs); a GetTable cannot be cancelled (SaClient::cancel knows only GETs), so its
-// resends go on and the Resolver ignores its late answer. Daemons running at time 0 had their
+// Resolver uses GETs); a GetTable the Resolver cancels (replaced after an SM change) sends no more
+// resends, but what the SA already queued it still computes. Daemons running at time 0 had their
 // table before the run: it is answered in the constructor, at no cost to the SA.
 #include <utility>
 
@@ -43,6 +43,7 @@ bool Simulator::send_table(std::uint32_t n, const core::TableQuery& query) {
   pending.sm_generation = node.sm_generation;
   pending.sa_answers = sa_answers_of(n);
   node.tables.put(table, pending);
+  node.last_table = table;
   PendingTable& sent = *node.tables.find(table);
   table_attempt(n, table, sent, TablePart::switches);
   table_attempt(n, table, sent, TablePart::paths);
@@ -53,7 +54,7 @@ void Simulator::table_attempt(std::uint32_t n, std::uint64_t table, PendingTable
   const bool paths = part == TablePart::paths;
   MadAttempts& mad = paths ? pending.path_mad : pending.switch_mad;
   const SaQuery query = paths ? SaQuery::get_table(sc_.nodes) : SaQuery::switch_table();
-  mad.send(sa_retry_, mad_rng_, sa_, queue_, now_ns_, n, table * 2 + static_cast<std::uint64_t>(part),
+  mad.send(table_retry_, mad_rng_, sa_, queue_, now_ns_, n, table * 2 + static_cast<std::uint64_t>(part),
            EventKind::table_answer, EventKind::table_timeout, query);
 }
 
@@ -79,7 +80,7 @@ void Simulator::on_table_timer(const Event& e) {
   MadAttempts& mad = paths ? pending->path_mad : pending->switch_mad;
   if (done || !mad.is_timer(e.time_ns)) return;
   monitor_.on_remote_timeout(e.node, now_ns_);  // MadRequester reports every timed-out remote attempt
-  if (mad.next_attempt(sa_retry_)) return table_attempt(e.node, table, *pending, part);
+  if (mad.next_attempt(table_retry_)) return table_attempt(e.node, table, *pending, part);
   table_part_done(e.node, table, part, false);
 }
 

@@ -53,6 +53,7 @@ void Resolver::tick() {
   m.expire_deadlines(now);
   m.release_retries(now);
   m.release_revalidations(now);
+  m.send_table();
   m.settle();
 }
 
@@ -65,7 +66,7 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   if (!m.deadlines.empty()) consider(m.deadlines.begin()->first);
   if (!m.retries.empty()) consider(m.retries.top().first);
   if (!m.revalidation_schedule.empty() && !m.awaiting_table()) consider(m.next_revalidation);
-  if (m.table_wanted && m.port_active && m.table_retry_at > m.now()) consider(m.table_retry_at);
+  if (m.table_ready()) consider(std::max(m.table_retry_at, m.now()));
   bool queued = !m.urgent_queue.empty() || !m.background_queue.empty();
   if (queued && m.port_active && m.inflight.size() < m.send_cap()) {
     const TimePoint paced = m.policy.sa_adaptive ? m.pacer.next_send() : TimePoint{};

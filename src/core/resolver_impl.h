@@ -149,6 +149,8 @@ struct Resolver::Impl {
   void apply_table(const std::vector<PathRecord>& paths);
   // While a GetTable is wanted or in flight, the GET revalidation schedule waits for it.
   bool awaiting_table() const { return table_query != 0 || table_wanted; }
+  // Whether the wanted table can go now (a usable port with a GID, its backoff over).
+  bool table_ready() const { return table_wanted && port && port_active && !port->gid.is_zero(); }
 
   // resolver_events.cpp: fabric events, flush, snapshot.
   void schedule_revalidation_all();

@@ -92,7 +92,6 @@ std::uint32_t Resolver::Impl::send_cap() const {
 
 void Resolver::Impl::pump() {
   if (!port_active) return;
-  send_table();
   auto front_is_live = [this](auto& queue) {
     while (!queue.empty()) {
       auto [id, seq] = queue.front();

@@ -21,8 +21,10 @@ void Resolver::Impl::want_table() {
   table_retry_at = TimePoint{};
 }
 
+// From tick() only, never in the middle of an event: the events of one poll (our LID moved, then the
+// SM changed) ask one table between them, not one each.
 void Resolver::Impl::send_table() {
-  if (!table_wanted || !port || !port_active || port->gid.is_zero() || now() < table_retry_at) return;
+  if (!table_ready() || now() < table_retry_at) return;
   table_wanted = false;
   table_query = kTableQueryBit | next_table++;
   table_sent = TableQuery{.id = table_query, .sgid = port->gid, .pkey = policy.default_pkey};

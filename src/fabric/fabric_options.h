@@ -14,7 +14,7 @@ namespace ibat::fabric {
 
 // Records a GetTable answer may hold: a subnet has at most 49,151 unicast LIDs, and alias GUIDs
 // add records. 65,536 PathRecords are a 4 MiB answer.
-inline constexpr std::size_t kDefaultTableMaxRecords = 65536;
+inline constexpr std::uint32_t kDefaultTableMaxRecords = 65536;
 
 struct FabricOptions {
   std::string ca;                          // empty: first CA umad finds
@@ -25,7 +25,7 @@ struct FabricOptions {
   core::Duration sm_check_interval = std::chrono::seconds(60);  // routine SM/SA check (x [1, 1.5))
   bool subscribe_traps = true;             // InformInfo for traps 64/65
   core::Pkey broadcast_pkey{0xFFFF};       // IPoIB broadcast group read for on_broadcast_params
-  std::size_t table_max_records = kDefaultTableMaxRecords;  // bounds GetTable answers and the receive buffer
+  std::uint32_t table_max_records = kDefaultTableMaxRecords;  // bounds GetTable answers and the receive buffer
 };
 
 struct FabricStats {

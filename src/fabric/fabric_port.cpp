@@ -109,6 +109,7 @@ struct FabricPort::Impl {
     core::Gid sgid;
     core::Pkey pkey;
     std::function<void(const PathTable&)> done;
+    core::QueryId id = 0;  // the Resolver's, for cancel_query (0: ibat-probe's)
   };
 
   bool query_table(QueuedTable& table) {
@@ -116,7 +117,7 @@ struct FabricPort::Impl {
       queued_tables.push_back(std::move(table));
       return true;
     }
-    return sa.query_path_table(table.sgid, table.pkey, std::move(table.done));
+    return sa.query_path_table(table.sgid, table.pkey, std::move(table.done), table.id);
   }
 
   void send(const core::PathQuery& query) {
@@ -171,17 +172,20 @@ void FabricPort::send_path_query(const core::PathQuery& query) { impl_->send(que
 void FabricPort::cancel_query(core::QueryId id) {
   if (impl_->sa.cancel(id)) return;
   std::erase_if(impl_->queued, [id](const core::PathQuery& q) { return q.id == id; });
+  std::erase_if(impl_->queued_tables, [id](const Impl::QueuedTable& t) { return t.id != 0 && t.id == id; });
 }
 
 bool FabricPort::query_path_table(const core::Gid& sgid, core::Pkey pkey, std::function<void(const PathTable&)> done) {
-  Impl::QueuedTable table{sgid, pkey, std::move(done)};
+  Impl::QueuedTable table{sgid, pkey, std::move(done), 0};
   return impl_->query_table(table);
 }
 
 bool FabricPort::send_table_query(const core::TableQuery& query) {
-  return query_path_table(query.sgid, query.pkey, [this, id = query.id](const PathTable& table) {
+  auto done = [this, id = query.id](const PathTable& table) {
     if (impl_->events.on_table_result) impl_->events.on_table_result(id, {table.error, table.paths, table.reason});
-  });
+  };
+  Impl::QueuedTable table{query.sgid, query.pkey, std::move(done), query.id};
+  return impl_->query_table(table);
 }
 
 bool FabricPort::tables_usable() const { return impl_->sa.tables_usable(); }

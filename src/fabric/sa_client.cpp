@@ -53,7 +53,7 @@ core::QueryResult path_result_from_answer(const core::PathQuery& query, const Ma
 }
 
 SaClient::SaClient(MadRequester& requester, const RetryPolicy& policy, const TableOptions& tables)
-    : requester_(requester), policy_(policy), tables_(tables) {
+    : requester_(requester), policy_(policy), table_policy_(table_retry_policy(policy)), tables_(tables) {
   if (!tables_.rmpp) tables_off_reason_ = "the MAD layer has no RMPP (umad2sim): a GetTable answer would arrive cut";
 }
 
@@ -98,6 +98,7 @@ void SaClient::query_path(const core::PathQuery& query, PathDone done) {
 }
 
 bool SaClient::cancel(core::QueryId id) {
+  if (cancel_table(id)) return true;
   auto it = paths_in_flight_.find(id);
   if (it == paths_in_flight_.end()) return false;
   requester_.cancel(it->second);

@@ -63,7 +63,8 @@ class SaClient {
   // A refused or unreadable table turns them off until the next SM, and so does one that times
   // out while the SA answered other queries; one that times out while the SA answered nothing
   // (down, or OpenSM's first sweep) leaves them on: the caller may ask again.
-  bool query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done);
+  // `id` (non-zero) lets cancel(id) stop it: no more resends, `done` not called.
+  bool query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done, core::QueryId id = 0);
   bool tables_usable() const { return tables_off_reason_.empty(); }
   const std::string& tables_off_reason() const { return tables_off_reason_; }
   // A new SM: GetTables may be tried again. Tables started before it no longer turn them off.
@@ -82,13 +83,16 @@ class SaClient {
   void finish_table(TableJob& job);
   void count_table_answer(const MadAnswer& answer, std::size_t records);
   void turn_tables_off(const std::string& reason);
+  bool cancel_table(core::QueryId id);
 
   MadRequester& requester_;
   RetryPolicy policy_;
+  RetryPolicy table_policy_;  // table_retry_policy(policy_)
   TableOptions tables_;
   core::Lid sm_lid_;
   std::uint8_t sm_sl_ = 0;
   std::unordered_map<core::QueryId, MadRequester::Handle> paths_in_flight_;
+  std::unordered_map<core::QueryId, std::shared_ptr<TableJob>> tables_in_flight_;  // by the caller's id
   std::string tables_off_reason_;  // empty: GetTables are on
   bool tables_off_reported_ = false;
   std::uint64_t sm_generation_ = 0;  // on_sm_changed calls so far

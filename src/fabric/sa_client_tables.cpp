@@ -26,9 +26,11 @@ struct SaClient::TableJob {
   std::optional<PathTable> paths;
   std::optional<SwitchTable> switches;
   std::optional<MadRequester::Handle> switch_request;  // while the NodeRecord GetTable is in flight
+  std::optional<MadRequester::Handle> path_request;    // while the PathRecord GetTable is in flight
+  core::QueryId id = 0;                                // the caller's, for cancel (0: none)
 };
 
-bool SaClient::query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done) {
+bool SaClient::query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done, core::QueryId id) {
   if (!tables_usable()) {
     if (!tables_off_reported_ && tables_off_observer_) tables_off_observer_(tables_off_reason_);
     tables_off_reported_ = true;
@@ -39,6 +41,7 @@ bool SaClient::query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDon
   job->pkey = pkey;
   job->sm_generation = sm_generation_;
   job->sa_answers = sa_answers_;
+  job->id = id;
   job->done = std::move(done);
 
   core::PathRecord want;
@@ -54,17 +57,32 @@ bool SaClient::query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDon
   job->switch_request = requester_.submit(
       sa_mad(mad::build_sa_get_table(0, mad::attr::kNodeRecord, mad::encode_node_record(switches),
                                      mad::nr_mask::kNodeType)),
-      kNodeTableAnswer, policy_, [this, job](const MadAnswer* answer) { on_switch_table(job, answer); });
-  requester_.submit(
+      kNodeTableAnswer, table_policy_, [this, job](const MadAnswer* answer) { on_switch_table(job, answer); });
+  job->path_request = requester_.submit(
       sa_mad(mad::build_sa_get_table(0, mad::attr::kPathRecord, mad::encode_path_record(want), path_mask)),
-      kPathTableAnswer, policy_, [this, job](const MadAnswer* answer) { on_path_table(job, answer); });
+      kPathTableAnswer, table_policy_, [this, job](const MadAnswer* answer) { on_path_table(job, answer); });
+  if (id != 0) tables_in_flight_[id] = job;
+  return true;
+}
+
+bool SaClient::cancel_table(core::QueryId id) {
+  auto it = tables_in_flight_.find(id);
+  if (it == tables_in_flight_.end()) return false;
+  TableJob& job = *it->second;
+  if (job.path_request) requester_.cancel(*job.path_request);
+  if (job.switch_request) requester_.cancel(*job.switch_request);
+  job.path_request.reset();
+  job.switch_request.reset();
+  job.done = nullptr;
+  tables_in_flight_.erase(it);
   return true;
 }
 
 void SaClient::on_path_table(const std::shared_ptr<TableJob>& job, const MadAnswer* answer) {
+  job->path_request.reset();
   if (!answer) {
     job->paths = failed_table(core::Error::timeout, "the SA did not answer the PathRecord GetTable (" +
-                                                        std::to_string(policy_.retries + 1) + " attempts)");
+                                                        std::to_string(table_policy_.retries + 1) + " attempts)");
   } else {
     job->paths = path_table_from_answer(job->sgid, job->pkey, *answer, tables_.max_records);
     count_table_answer(*answer, job->paths->records);
@@ -89,7 +107,8 @@ void SaClient::on_switch_table(const std::shared_ptr<TableJob>& job, const MadAn
 }
 
 void SaClient::finish_table(TableJob& job) {
-  if (!job.paths || !job.switches) return;
+  if (!job.paths || !job.switches || !job.done) return;
+  if (job.id != 0) tables_in_flight_.erase(job.id);
   PathTable& table = *job.paths;
   if (table.error == core::Error::ok && job.switches->error.empty()) leave_out_switches(table, job.switches->ports);
   const bool sa_silent = table.error == core::Error::timeout && sa_answers_ == job.sa_answers;

@@ -45,7 +45,7 @@ struct Args {
   int port = 0;
   bool json_out = false, table = false;
   unsigned timeout_ms = 200, retries = 3, poll_ms = 1000, count = 1, interval_ms = 1000, sm_check_s = 60;
-  std::size_t max_records = ibat::fabric::kDefaultTableMaxRecords;
+  std::uint32_t max_records = ibat::fabric::kDefaultTableMaxRecords;
   double monitor_seconds = 0;
 };
 

@@ -59,11 +59,24 @@ TEST_F(ResolverPrefetchTest, TheFirstPortReportAsksTheSubnetAndRequestsThenHit) 
   EXPECT_EQ(s.sa_queries, 0u);
 }
 
+TEST_F(ResolverPrefetchTest, AnLidMoveAndAnSmChangeInOnePollAskOneTable) {
+  answer_table(last_table(), {});
+  resolver->on_local_port({port_gid(), Lid{9}, Lid{100}, true});
+  resolver->on_sm_changed();
+  EXPECT_EQ(sink.tables_sent.size(), 1u) << "not before tick()";
+  ASSERT_TRUE(resolver->next_wakeup());
+  EXPECT_LE(*resolver->next_wakeup(), clock.now());
+  resolver->tick();
+  EXPECT_EQ(sink.tables_sent.size(), 2u);
+  EXPECT_TRUE(sink.cancelled.empty());
+}
+
 TEST_F(ResolverPrefetchTest, OffSendsNoTable) {
   policy.prefetch = Prefetch::off;
   sink.tables_sent.clear();
   reset();
   resolver->on_sm_changed();
+  resolver->tick();
   EXPECT_TRUE(sink.tables_sent.empty());
   EXPECT_EQ(resolver->stats().sa_tables, 0u);
 }
@@ -74,6 +87,7 @@ TEST_F(ResolverPrefetchTest, ASinkWithoutTablesRevalidatesByGetAsBefore) {
   populate(3);
   const std::size_t before = sink.sent.size();
   resolver->on_sm_changed();
+  resolver->tick();
   run_for(3s, 10ms);
   EXPECT_EQ(sink.sent.size(), before + 3);  // each entry revalidated by its GET
   EXPECT_EQ(resolver->stats().sa_tables, 0u);
@@ -87,6 +101,7 @@ TEST_F(ResolverPrefetchTest, AnSmChangeIsRevalidatedByOneTableAndGetsOnlyWhatItL
   resolver->set_path_observer([&](const PathChange& c) { changes.push_back(c); });
   const std::size_t gets = sink.sent.size();
   resolver->on_sm_changed();
+  resolver->tick();
   ASSERT_EQ(sink.tables_sent.size(), 2u);
   run_for(5s, 10ms);
   EXPECT_EQ(sink.sent.size(), gets);  // the GET schedule waits for the table
@@ -111,6 +126,7 @@ TEST_F(ResolverPrefetchTest, ARequestHeldAfterNewLidsGetsItsGetAndTheTableMayAns
   populate(2);
   resolver->on_local_port({port_gid(), Lid{9}, Lid{100}, true});
   resolver->on_sm_changed();
+  resolver->tick();
   RequestId id = resolve_gid(remote_gid(1));
   EXPECT_EQ(rec.times(id), 0);  // held: its path carries old LIDs
   auto get = sink.open_for(remote_gid(1));
@@ -134,6 +150,7 @@ TEST_F(ResolverPrefetchTest, AnUnansweredTableIsAskedAgainWithBackoffThenLeftToG
   populate(3);
   const std::size_t gets = sink.sent.size();
   resolver->on_sm_changed();
+  resolver->tick();
   for (std::uint32_t attempt = 1; attempt <= 2; ++attempt) {
     const std::size_t tables = sink.tables_sent.size();
     resolver->on_table_result(last_table().id, TableResult{Error::timeout, {}, "the SA never answered"});
@@ -164,6 +181,7 @@ TEST_F(ResolverPrefetchTest, ARefusedTableLeavesTheRevalidationToGetsAtOnce) {
   populate(2);
   const std::size_t tables = sink.tables_sent.size();
   resolver->on_sm_changed();
+  resolver->tick();
   resolver->on_table_result(last_table().id, TableResult{Error::invalid, {}, "MAD status 0x000c"});
   run_for(3s, 10ms);
   EXPECT_EQ(sink.tables_sent.size(), tables + 1) << "not asked again";
@@ -178,6 +196,7 @@ TEST_F(ResolverPrefetchTest, ATableNeverPushesOutAnEntry) {
   answer_table(last_table(), {});
   populate(2);
   resolver->on_sm_changed();
+  resolver->tick();
   answer_table(last_table(), subnet(1, 5, 400));
   std::vector<CacheEntryView> all = resolver->entries();
   ASSERT_EQ(all.size(), 2u);
@@ -203,6 +222,7 @@ TEST_F(ResolverPrefetchTest, PrefetchedEntriesAreEvictedBeforeEntriesInUse) {
 TEST_F(ResolverPrefetchTest, AnAnswerFromBeforeTheLastSmChangeIsIgnored) {
   const TableQuery first = last_table();
   resolver->on_sm_changed();
+  resolver->tick();
   ASSERT_EQ(sink.tables_sent.size(), 2u);
   EXPECT_TRUE(sink.cancelled.contains(first.id));
   answer_table(first, subnet(1, 2, 600));
@@ -215,9 +235,11 @@ TEST_F(ResolverPrefetchTest, AnAnswerFromBeforeTheLastSmChangeIsIgnored) {
 TEST_F(ResolverPrefetchTest, APortDownDuringTheTableAsksAgainOnceUp) {
   const TableQuery first = last_table();
   resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, false});
+  resolver->tick();
   EXPECT_TRUE(sink.cancelled.contains(first.id));
   EXPECT_EQ(sink.tables_sent.size(), 1u);  // not while down
   resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+  resolver->tick();
   ASSERT_EQ(sink.tables_sent.size(), 2u);
   answer_table(last_table(), subnet(1, 1, 800));
   EXPECT_EQ(entry(remote_gid(1))->state, EntryState::valid);
@@ -238,6 +260,7 @@ TEST_F(ResolverPrefetchTest, TurningPrefetchOffWhileATableIsOutResumesTheGets) {
   populate(2);
   const std::size_t gets = sink.sent.size();
   resolver->on_sm_changed();
+  resolver->tick();
   policy.prefetch = Prefetch::off;
   resolver->set_policy(policy);
   run_for(3s, 10ms);

@@ -96,9 +96,12 @@ class ResolverTest : public ::testing::Test {
  protected:
   ResolverTest() { reset(); }
 
+  // A new Resolver whose first port report has been handled (tick: the prefetch it asks for goes
+  // out, or this sink declines it).
   void reset() {
     resolver = std::make_unique<Resolver>(policy, clock, sink, 42);
     resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+    resolver->tick();
   }
   RequestId resolve_gid(const Gid& g, ResolveRequest extra = {}) {
     extra.target = g;

@@ -242,6 +242,27 @@ TEST_F(SaClientTableTest, AnSaThatAnswersGetsButNotTablesTurnsThemOff) {
   EXPECT_EQ(offs.size(), 1U);
 }
 
+TEST_F(SaClientTableTest, ACancelledTableSendsNoMoreAndNeverAnswers) {
+  ASSERT_TRUE(sa.query_path_table(kSelf, kPkey, [this](const PathTable& t) { tables.push_back(t); }, 42));
+  const ReceivedMad late = paths_answer({path_to(0x20, 32)});
+  EXPECT_EQ(sender.sent.size(), 2U);
+  EXPECT_TRUE(sa.cancel(42));
+  EXPECT_FALSE(sa.cancel(42)) << "once";
+  loop.run();
+  EXPECT_EQ(sender.sent.size(), 2U) << "no resend of either GetTable";
+  requester.on_receive(late);
+  EXPECT_TRUE(tables.empty());
+  EXPECT_TRUE(sa.tables_usable());
+}
+
+TEST(SaClientTableTimers, ATableWaitsTenTimesAGetAndIsSentAtMostTwice) {
+  const RetryPolicy get{std::chrono::milliseconds(200), 3, 0.25, 8};
+  const RetryPolicy table = table_retry_policy(get);
+  EXPECT_EQ(table.timeout, std::chrono::milliseconds(2000));
+  EXPECT_EQ(table.retries, 1U);
+  EXPECT_EQ(table_retry_policy(RetryPolicy{std::chrono::milliseconds(50), 0, 0.25, 8}).retries, 0U);
+}
+
 TEST_F(SaClientTableTest, UnreadableOrForeignTablesAreRefused) {
   struct Case {
     const char* what;

@@ -86,11 +86,9 @@ TEST(Prefetch, NewLidsAreRevalidatedByTablesWithoutFailuresOrOldDlids) {
   EXPECT_EQ(res.failures, 0u);
   EXPECT_EQ(res.stale_lid_served, 0u);
   EXPECT_EQ(res.sa_tables_dropped, 0u);
-  // The running daemons had their tables before the run; at the SM change each asks again. Two
-  // per daemon, not one: its own LID moved (Resolver::on_local_port asks a table) and the SM
-  // changed (on_sm_changed, the same instant, cancels it and asks another), and the SaClient
-  // cannot cancel a GetTable, so the SA computes both.
-  EXPECT_EQ(res.sa_tables, 2 * n);
+  // The running daemons had their tables before the run; at the SM change each asks one: its own
+  // LID moved and the SM changed in the same poll, and the Resolver sends its table from tick().
+  EXPECT_EQ(res.sa_tables, n);
   EXPECT_EQ(res.tables_answered, n);
   // Only the connects that waited on a path with the old SLID asked a GET meanwhile.
   EXPECT_LT(res.resolver_sa_queries, n * 16);
