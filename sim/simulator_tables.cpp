@@ -1,8 +1,8 @@
 // The SaClient's GetTables in the simulator, as fabric::SaClient::query_path_table runs them
 // (src/fabric/sa_client_tables.cpp): for each TableQuery of a node's Resolver, the NodeRecord
 // GetTable of the switches, then the PathRecord GetTable of the subnet, both in flight and joined
-// when both have ended. Each runs MadRequester's attempts with fabric::table_retry_policy (10 x the
-// GETs' first timeout, one resend: 2 s then 4 s +/- 25 %): its answer, one RMPP message, must arrive whole before the running
+// when both have ended. Each runs MadRequester's attempts with fabric::table_retry_policy (20 x the
+// GETs' first timeout, one resend: 4 s then 8 s +/- 25 %): its answer, one RMPP message, must arrive whole before the running
 // attempt's timer fires, however long the SA took to compute it, and every resend is a new
 // request the SA computes again. The PathRecord GetTable costs one record per end port: one per
 // simulated node, the requester's own included (OpenSM lists the path to itself too); the

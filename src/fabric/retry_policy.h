@@ -27,11 +27,12 @@ struct RetryPolicy {
 };
 
 // The MAD timers of a GetTable: the SA computes a whole subnet's records for it (3.33 us each,
-// OpenSM) and computes them again for every resend, so its first wait is 10 x a GET's and it is
-// sent at most twice (the Resolver asks a lost table again, with backoff).
+// OpenSM) and computes them again for every resend, and the SA's kernel resends a lost RMPP
+// segment only after 2 s without its ACK (mad_rmpp.c); so its first wait is 20 x a GET's (4 s at
+// the default 200 ms) and it is sent at most twice (the Resolver asks a lost table again, with backoff).
 inline RetryPolicy table_retry_policy(const RetryPolicy& get_policy) {
   RetryPolicy p = get_policy;
-  p.timeout = get_policy.timeout * 10;
+  p.timeout = get_policy.timeout * 20;
   p.retries = std::min<std::uint32_t>(get_policy.retries, 1);
   return p;
 }
