@@ -101,8 +101,8 @@ void ResolverGate::arm() {
   armed_for_ = *next;
   timer_.expires_at(std::chrono::time_point_cast<steady_clock::duration>(
       steady_clock::time_point(next->time_since_epoch())));
-  timer_.async_wait([this](asio::error_code ec) {
-    if (ec) return;  // re-armed or stopped
+  timer_.async_wait([this, alive = alive_](asio::error_code ec) {
+    if (ec || !*alive) return;  // re-armed, stopped, or the gate is gone
     armed_for_.reset();
     on_tick();
   });

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -19,6 +20,8 @@ namespace ibat::server {
 class ResolverGate {
  public:
   ResolverGate(asio::io_context& loop, core::Resolver& resolver);
+  // A tick whose timer already fired but has not run yet finds the gate gone and does nothing.
+  ~ResolverGate() { *alive_ = false; }
   ResolverGate(const ResolverGate&) = delete;
   ResolverGate& operator=(const ResolverGate&) = delete;
 
@@ -52,6 +55,8 @@ class ResolverGate {
   asio::steady_timer timer_;
   std::optional<core::TimePoint> armed_for_;
   bool stopped_ = false;
+  // Shared with the timer's handler: destroying a timer does not cancel a handler already queued.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace ibat::server
