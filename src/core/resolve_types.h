@@ -41,6 +41,9 @@ struct LocalPort {
   Lid lid;
   Lid sm_lid;
   bool active = false;
+  // The physical link is down (cable out, HCA port disabled): its requests fail `unreachable` at
+  // once. A port that is up but not active (the SM sweeping) makes uncached requests wait instead.
+  bool link_down = false;
 };
 
 // IPoIB broadcast-group parameters, used to build provisional paths from ARP source LIDs.

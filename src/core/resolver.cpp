@@ -81,6 +81,7 @@ Stats Resolver::stats() const {
   s.pending = impl_->pending.size();
   s.inflight = impl_->inflight.size();
   s.neighbours = impl_->neighbours.size();
+  s.sa_window = impl_->send_cap();
   return s;
 }
 
@@ -118,6 +119,8 @@ void Resolver::Impl::dispatch(RequestId id, Pending&& p) {
   // A path from a GID that is not our port's is not this host's to give: nothing is queried or
   // remembered for it. (Before the port is known, an explicit source GID is taken as given.)
   if (port && sgid != port->gid) return deliver(id, std::move(p), failure(Error::invalid));
+  // A pulled cable: nothing this port sends arrives, so not even a cached path is of use.
+  if (port && port->link_down) return deliver(id, std::move(p), failure(Error::unreachable));
   Pkey pkey = r.pkey.value_or(policy.default_pkey);
 
   if (const auto* gid = std::get_if<Gid>(&r.target)) {
@@ -346,6 +349,8 @@ void Resolver::Impl::flush_outbox() {
       sink.send_path_query(*query);
     } else if (auto* change = std::get_if<PathChange>(&item)) {
       if (path_observer) path_observer(*change);
+    } else if (auto* stored = std::get_if<PathStored>(&item)) {
+      if (store_observer) store_observer(*stored);
     } else if (auto* table = std::get_if<TableQuery>(&item)) {
       if (sink.send_table_query(*table)) ++stats.sa_tables;
       else table_unsent(table->id);

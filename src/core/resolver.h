@@ -41,6 +41,17 @@ struct PathChange {
 };
 using PathObserver = std::function<void(const PathChange&)>;
 
+// A path the Resolver has just taken as valid from the SA (a GET's answer or a GetTable's record),
+// routine revalidation included: what a mirror of the valid entries (the shared table) publishes.
+struct PathStored {
+  Gid sgid;
+  Gid dgid;
+  Pkey pkey;
+  PathRecord path;
+  TimePoint produced;
+};
+using StoreObserver = std::function<void(const PathStored&)>;
+
 class Resolver {
  public:
   // `seed` drives the jitter of backoff and revalidation (same seed, same schedule).
@@ -71,6 +82,11 @@ class Resolver {
   void on_broadcast_params(const BroadcastParams& params);
   // Called, like completions, once the Resolver is consistent again (it may re-enter).
   void set_path_observer(PathObserver observer);
+  // Called for every path stored as valid, before the completions the same answer brings.
+  void set_store_observer(StoreObserver observer);
+  // Request ids start at `first` (ids of several Resolvers behind one front end never meet).
+  // Call before the first resolve().
+  void use_request_ids_from(RequestId first);
 
   // Neighbour input (ARP reply, netlink, `ibat neigh add`). source_lid: seen on receive, if known.
   void on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Lid> source_lid = std::nullopt);

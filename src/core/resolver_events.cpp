@@ -112,6 +112,10 @@ void Resolver::on_broadcast_params(const BroadcastParams& params) { impl_->broad
 
 void Resolver::set_path_observer(PathObserver observer) { impl_->path_observer = std::move(observer); }
 
+void Resolver::set_store_observer(StoreObserver observer) { impl_->store_observer = std::move(observer); }
+
+void Resolver::use_request_ids_from(RequestId first) { impl_->next_request = first; }
+
 std::optional<PathRecord> Resolver::Impl::provisional_path(const PathKey& key, Lid source_lid) const {
   if (!broadcast || !port) return std::nullopt;
   PathRecord p;

@@ -81,7 +81,7 @@ struct CompletionCall {
 struct CancelCall {
   QueryId id;
 };
-using Outgoing = std::variant<CompletionCall, PathQuery, CancelCall, PathChange, TableQuery>;
+using Outgoing = std::variant<CompletionCall, PathQuery, CancelCall, PathChange, TableQuery, PathStored>;
 
 inline ResolveResult failure(Error error) {
   ResolveResult r;
@@ -176,6 +176,7 @@ struct Resolver::Impl {
   bool port_active = true;
   std::optional<BroadcastParams> broadcast;
   PathObserver path_observer;
+  StoreObserver store_observer;
   Stats stats;
 
   std::unordered_map<RequestId, Pending> pending;

@@ -187,6 +187,7 @@ void Resolver::Impl::store_path(PathCache::Index i, const PathRecord& path) {
   cache.index_lid(i);
   if (had_path && (old_dlid != path.dlid || old_state == EntryState::provisional)) note_change(e, old_state, old_dlid);
   lid_failures.erase(LidKey{e.key.sgid, path.dlid, e.key.pkey});
+  if (store_observer) outbox.emplace_back(PathStored{e.key.sgid, e.key.dgid, e.key.pkey, path, e.produced});
 }
 
 void Resolver::Impl::handle_failure(JobId id, Error error) {

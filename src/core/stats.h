@@ -1,7 +1,10 @@
 // Counters the Resolver keeps; exported by `ibat stats`, Prometheus text and the ACM PERF_QUERY.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
+#include <utility>
 #include <cstdint>
 
 namespace ibat::core {
@@ -35,6 +38,29 @@ struct Stats {
   std::uint64_t sm_changes = 0;
   std::uint64_t lid_changes = 0;
   std::uint64_t neighbours = 0;        // gauge
+  std::uint64_t sa_window = 0;         // gauge: queries the SaPacer lets be in flight now
+
+  // A host's total over its ports. Every counter and gauge adds up except `neighbours`: each port
+  // holds the same neighbour table, so the total keeps one port's count.
+  Stats& operator+=(const Stats& o) {
+    for (std::size_t i = 0; i < failures_by_reason.size(); ++i) failures_by_reason[i] += o.failures_by_reason[i];
+    for (auto [mine, theirs] : {std::pair{&resolves, &o.resolves}, {&cache_hits, &o.cache_hits},
+                                {&stale_hits, &o.stale_hits}, {&provisional_hits, &o.provisional_hits},
+                                {&stale_holds, &o.stale_holds}, {&stale_fallbacks, &o.stale_fallbacks},
+                                {&misses, &o.misses}, {&coalesced, &o.coalesced}, {&sa_queries, &o.sa_queries},
+                                {&sa_retries, &o.sa_retries}, {&sa_timeouts, &o.sa_timeouts},
+                                {&sa_errors, &o.sa_errors}, {&rejected_paths, &o.rejected_paths},
+                                {&revalidations, &o.revalidations}, {&sa_tables, &o.sa_tables},
+                                {&sa_tables_answered, &o.sa_tables_answered},
+                                {&sa_tables_failed, &o.sa_tables_failed}, {&table_paths, &o.table_paths},
+                                {&table_skipped, &o.table_skipped}, {&failures, &o.failures},
+                                {&evictions, &o.evictions}, {&entries, &o.entries}, {&pending, &o.pending},
+                                {&inflight, &o.inflight}, {&sm_changes, &o.sm_changes},
+                                {&lid_changes, &o.lid_changes}, {&sa_window, &o.sa_window}})
+      *mine += *theirs;
+    neighbours = std::max(neighbours, o.neighbours);
+    return *this;
+  }
 };
 
 }  // namespace ibat::core

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "core/clock.h"
 #include "core/types.h"
@@ -46,6 +47,22 @@ struct FabricStats {
   std::uint64_t sa_table_records = 0;       // records in the GetTableResps that could be read
   std::uint64_t sa_table_bytes = 0;         // bytes of every GetTableResp received
   bool port_events = false;  // HCA port events are live (then no routine SM/SA check)
+
+  // A host's total over its ports; port_events holds when it holds on every port.
+  FabricStats& operator+=(const FabricStats& o) {
+    for (auto [mine, theirs] : {std::pair{&mads_sent, &o.mads_sent}, {&local_mads_sent, &o.local_mads_sent},
+                                {&remote_mads_sent, &o.remote_mads_sent}, {&mads_received, &o.mads_received},
+                                {&mad_timeouts, &o.mad_timeouts}, {&mad_retries, &o.mad_retries},
+                                {&late_or_duplicate, &o.late_or_duplicate},
+                                {&invalid_responses, &o.invalid_responses}, {&reports, &o.reports},
+                                {&rejected_reports, &o.rejected_reports}, {&sm_changes, &o.sm_changes},
+                                {&oversized_mads, &o.oversized_mads}, {&sa_gettables_sent, &o.sa_gettables_sent},
+                                {&sa_gettables_answered, &o.sa_gettables_answered},
+                                {&sa_table_records, &o.sa_table_records}, {&sa_table_bytes, &o.sa_table_bytes}})
+      *mine += *theirs;
+    port_events = port_events && o.port_events;
+    return *this;
+  }
 };
 
 }  // namespace ibat::fabric

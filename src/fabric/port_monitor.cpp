@@ -78,7 +78,7 @@ void PortMonitor::stop() {
 std::optional<core::LocalPort> PortMonitor::local_port() const {
   if (!detector_.port()) return std::nullopt;
   const PortSample& p = *detector_.port();
-  return core::LocalPort{port_gid_, p.lid, p.sm_lid, p.active};
+  return core::LocalPort{port_gid_, p.lid, p.sm_lid, p.active, p.link_down};
 }
 
 void PortMonitor::poll() {
@@ -97,7 +97,8 @@ void PortMonitor::on_port_info(const MadAnswer* answer) {
   if (auto reply = smp_data(answer)) {
     if (auto info = mad::decode_port_info(reply->data); info.ok()) {
       observation_.port = PortSample{core::Lid{info->lid}, core::Lid{info->master_sm_lid}, info->master_sm_sl,
-                                     info->state() == mad::PortState::active};
+                                     info->state() == mad::PortState::active,
+                                     info->state() == mad::PortState::down};
       if (detector_.port() && !(*detector_.port() == *observation_.port)) schedule_.suspect();
     }
   }

@@ -18,6 +18,7 @@ struct PortSample {
   core::Lid sm_lid;
   std::uint8_t sm_sl = 0;
   bool active = false;
+  bool link_down = false;  // PortState DOWN
   bool operator==(const PortSample&) const = default;
 };
 

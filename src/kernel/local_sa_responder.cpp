@@ -167,7 +167,7 @@ void LocalSaResponder::on_resolve(const MessageId& id, const ResolveQuery& query
   request.pkey = query.pkey;
   request.timeout = std::chrono::duration_cast<core::Duration>(options_.deadline);
   const Endpoint to = netlink_ ? kernel_ : sender_;
-  resolve_(request, [this, alive = alive_, id, query, to, received](core::RequestId, const core::ResolveResult& result) {
+  resolve_(query, request, [this, alive = alive_, id, query, to, received](core::RequestId, const core::ResolveResult& result) {
     if (!*alive || !socket_.is_open()) return;
     if (result.error != core::Error::ok) {
       count_error(core::to_string(result.error));

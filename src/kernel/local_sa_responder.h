@@ -40,8 +40,9 @@ struct LocalSaStats {
 
 class LocalSaResponder {
  public:
-  // Starts a resolve; `done` runs exactly once on the loop thread.
-  using Resolve = std::function<void(const core::ResolveRequest&, core::Completion)>;
+  // Starts a resolve for the port the query names (device, port_num); `done` runs exactly once on
+  // the loop thread.
+  using Resolve = std::function<void(const ResolveQuery&, const core::ResolveRequest&, core::Completion)>;
 
   LocalSaResponder(asio::io_context& loop, LocalSaOptions options, Resolve resolve);
   ~LocalSaResponder();

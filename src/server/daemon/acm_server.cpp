@@ -103,7 +103,14 @@ class AcmConnection : public Connection {
       answer_error(acm::Opcode::resolve, r.tid, acm::Status::edestaddr);
       return;
     }
-    if (!r.path.sgid.is_zero()) request.sgid = r.path.sgid;
+    if (!r.path.sgid.is_zero()) {
+      // As ibacm: a source GID no endpoint has is ESRCADDR.
+      if (server_.router_.size() > 1 && !server_.router_.find(r.path.sgid)) {
+        answer_error(acm::Opcode::resolve, r.tid, acm::Status::esrcaddr);
+        return;
+      }
+      request.sgid = r.path.sgid;
+    }
     if (r.path.pkey.is_valid()) request.pkey = r.path.pkey;
     request.force_sa = (r.flags & acm::kFlagQuerySa) != 0;
     request.cache_only = (r.flags & acm::kFlagNoDelay) != 0;
@@ -123,16 +130,22 @@ class AcmConnection : public Connection {
     resolve(r.tid, request);
   }
 
-  // As ibacm: an index >= 1 names an endpoint (the one here is 1), else a source address names the
-  // endpoint owning it (the addresses EP_QUERY lists); no such endpoint: ESRCADDR. Index 0 without
-  // a source: the whole service. The one endpoint's counters are the service's.
+  // As ibacm: an index >= 1 names an endpoint (one per port, in the router's order), else a source
+  // address names the endpoint owning it (the host name EP_QUERY lists: the default port's); no
+  // such endpoint: ESRCADDR. Index 0 without a source: the whole service, every port summed.
   void serve(const acm::PerfQueryRequest& r) {
-    bool known = r.ep_index >= 1 ? r.ep_index == 1 : !r.source || owned_by_the_endpoint(*r.source);
-    if (!known) {
-      answer_error(acm::Opcode::perf_query, r.tid, acm::Status::esrcaddr);
-      return;
+    const PortRouter& ports = server_.router_;
+    std::optional<std::size_t> only;
+    if (r.ep_index >= 1) {
+      if (r.ep_index > ports.size()) return answer_error(acm::Opcode::perf_query, r.tid, acm::Status::esrcaddr);
+      only = r.ep_index - 1;
+    } else if (r.source) {
+      if (!owned_by_the_endpoint(*r.source)) return answer_error(acm::Opcode::perf_query, r.tid, acm::Status::esrcaddr);
+      only = ports.default_port();
     }
-    core::Stats s = server_.gate_.resolver().stats();
+    core::Stats s;
+    for (std::size_t i = 0; i < ports.size(); ++i)
+      if (!only || *only == i) s += ports.resolver(i).stats();
     acm::PerfQueryResponse response;
     response.tid = r.tid;
     response.counters.resize(acm::kCounterCount);
@@ -147,20 +160,33 @@ class AcmConnection : public Connection {
     send(acm::encode(response));
   }
 
+  // Endpoint k (1-based) is the router's port k-1; `port` 0 means any port, else it must be the
+  // endpoint's port number. The host name is listed as the default port's address.
   void serve(const acm::EpQueryRequest& r) {
-    core::LocalPort port = server_.hooks_.local_port ? server_.hooks_.local_port() : core::LocalPort{};
-    if (r.ep_index != 1 || r.port > 1) {  // one endpoint, on port 1 (port 0: any port), as ibacm
+    const PortRouter& ports = server_.router_;
+    if (r.ep_index < 1 || r.ep_index > ports.size()) {
       answer_error(acm::Opcode::ep_query, r.tid, acm::Status::einval);
       return;
     }
+    const std::size_t index = r.ep_index - 1;
+    const RoutedPort& routed = ports.port(index);
+    const int number = routed.number == 0 ? 1 : routed.number;  // an unnamed port (tests) is port 1
+    if (r.port != 0 && r.port != number) {
+      answer_error(acm::Opcode::ep_query, r.tid, acm::Status::einval);
+      return;
+    }
+    core::LocalPort port = routed.local_port ? routed.local_port() : core::LocalPort{};
     acm::EpQueryResponse response;
     response.tid = r.tid;
     response.ep.dev_guid = port.gid.interface_id();
-    response.ep.port_num = 1;
-    response.ep.phys_port_cnt = 1;
-    response.ep.pkey = server_.gate_.resolver().policy().default_pkey;
+    response.ep.port_num = static_cast<std::uint8_t>(number);
+    int device_ports = 0;  // the device's ports that ibatd serves
+    for (std::size_t i = 0; i < ports.size(); ++i) device_ports += ports.port(i).device == routed.device ? 1 : 0;
+    response.ep.phys_port_cnt = static_cast<std::uint8_t>(device_ports);
+    response.ep.pkey = ports.resolver(index).policy().default_pkey;
     response.ep.provider = "ibat";
-    if (std::string name = host_name(); !name.empty()) response.ep.addresses.push_back(name);
+    if (std::string name = host_name(); !name.empty() && index == ports.default_port())
+      response.ep.addresses.push_back(name);
     send(acm::encode(response));
   }
 
@@ -177,7 +203,7 @@ class AcmConnection : public Connection {
     std::uint64_t key = next_key_++;
     outstanding_.emplace(key, 0);
     // `this` outlives the request: every outstanding request is cancelled before destruction.
-    core::RequestId id = server_.gate_.resolve(
+    core::RequestId id = server_.router_.resolve(
         request, [this, key, tid](core::RequestId, const core::ResolveResult& result) {
           complete(key, tid, result);
         });
@@ -198,7 +224,7 @@ class AcmConnection : public Connection {
     std::vector<core::RequestId> ids;
     for (const auto& [key, id] : outstanding_) ids.push_back(id);
     outstanding_.clear();
-    for (core::RequestId id : ids) server_.gate_.cancel(id);
+    for (core::RequestId id : ids) server_.router_.cancel(id);
   }
 
   AcmServer& server_;
@@ -207,9 +233,8 @@ class AcmConnection : public Connection {
   std::uint64_t next_key_ = 1;
 };
 
-AcmServer::AcmServer(asio::io_context& loop, ResolverGate& gate, AcmHooks hooks, ServerCounters& counters)
-    : gate_(gate),
-      hooks_(std::move(hooks)),
+AcmServer::AcmServer(asio::io_context& loop, PortRouter& router, ServerCounters& counters)
+    : router_(router),
       counters_(counters),
       sockets_(
           loop, "acm", counters.acm,

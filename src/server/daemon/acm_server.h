@@ -1,7 +1,8 @@
 // The ACM-compatible endpoint (rdma-core ibacm protocol v1, via the ibat_acm_codec): lets ib_acme
 // and librdmacm resolve through ibatd. RESOLVE by path (DGID/DLID) or by IP through the endpoint
-// table, PERF_QUERY with the 7 ibacm counters, EP_QUERY describing the one local endpoint. Sockets,
-// connection limits and reply queues are the shared skeleton's (socket_server.h).
+// table, PERF_QUERY with the 7 ibacm counters, EP_QUERY: one endpoint per local port (index 1 is
+// the router's first port), as ibacm opens one per port. Sockets, connection limits and reply
+// queues are the shared skeleton's (socket_server.h).
 #pragma once
 
 #include <cstdint>
@@ -12,20 +13,16 @@
 
 #include "core/resolver.h"
 #include "server/daemon/json_views.h"
-#include "server/daemon/resolver_gate.h"
+#include "server/daemon/port_router.h"
 #include "server/daemon/socket_server.h"
 
 namespace ibat::server {
-
-struct AcmHooks {
-  std::function<core::LocalPort()> local_port;   // the endpoint EP_QUERY describes
-};
 
 class AcmConnection;
 
 class AcmServer {
  public:
-  AcmServer(asio::io_context& loop, ResolverGate& gate, AcmHooks hooks, ServerCounters& counters);
+  AcmServer(asio::io_context& loop, PortRouter& router, ServerCounters& counters);
   ~AcmServer();
   AcmServer(const AcmServer&) = delete;
   AcmServer& operator=(const AcmServer&) = delete;
@@ -39,8 +36,7 @@ class AcmServer {
  private:
   friend class AcmConnection;
 
-  ResolverGate& gate_;  // every input to the Resolver goes through it
-  AcmHooks hooks_;
+  PortRouter& router_;  // every request reaches its port's Resolver through it
   ServerCounters& counters_;
   std::uint64_t address_lookups_ = 0;  // RESOLVE by IP: answered through the endpoint table
   SocketServer sockets_;               // last: its connections use the members above until they close

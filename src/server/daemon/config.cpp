@@ -25,11 +25,11 @@ namespace {
 using namespace std::chrono;
 
 using FieldPtr = std::variant<core::Duration*, std::uint32_t*, int*, double*, std::string*, bool*,
-                              core::Pkey*, core::Prefetch*>;
+                              core::Pkey*, core::Prefetch*, std::vector<std::string>*>;
 
 enum class IntFormat : std::uint8_t { decimal, octal, hex };
 enum class StringRule : std::uint8_t { socket_path, optional_socket_path, optional_file_path,
-                                       device_name, group_name, log_level };
+                                       device_name, group_name, log_level, port_name, optional_port_name };
 
 struct KeySpec {
   std::string_view section;  // empty: top level
@@ -137,6 +137,10 @@ const std::vector<KeySpec>& key_specs() {
       string_key("fabric", "ca", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.ca; },
                  StringRule::device_name, false),
       int_key("fabric", "port", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.port; }, 0, 254, false),
+      string_key("fabric", "ports", [](DaemonConfig& c) -> FieldPtr { return &c.fabric_ports.ports; },
+                 StringRule::port_name, false),
+      string_key("fabric", "default_port", [](DaemonConfig& c) -> FieldPtr { return &c.fabric_ports.default_port; },
+                 StringRule::optional_port_name, false),
       duration_key("fabric", "mad_timeout_ms", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.mad_timeout; },
                    kMilli, 1, 60'000, false),
       int_key("fabric", "mad_retries", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.mad_retries; }, 0, 100, false),
@@ -218,6 +222,23 @@ bool string_ok(StringRule rule, std::string_view s) {
     case StringRule::log_level:
       for (auto level : kLogLevels) if (s == level) return true;
       return false;
+    case StringRule::optional_port_name:
+      if (s.empty()) return true;
+      [[fallthrough]];
+    case StringRule::port_name: {  // device or device:N, N in [1, 254]
+      const std::size_t colon = s.find(':');
+      const std::string_view device = s.substr(0, colon);
+      if (device.empty() || !string_ok(StringRule::device_name, device)) return false;
+      if (colon == std::string_view::npos) return true;
+      const std::string_view number = s.substr(colon + 1);
+      if (number.empty() || number.size() > 3) return false;
+      int n = 0;
+      for (char ch : number) {
+        if (ch < '0' || ch > '9') return false;
+        n = n * 10 + (ch - '0');
+      }
+      return n >= 1 && n <= 254;
+    }
   }
   return false;
 }
@@ -249,8 +270,13 @@ std::string expected(const KeySpec& k, const FieldPtr& field) {
               return "a group name of at most 32 characters [A-Za-z0-9_.-], or \"\" (root only)";
             case StringRule::log_level:
               return fmt::format("one of \"{}\"", fmt::join(kLogLevels, "\", \""));
+            case StringRule::port_name:
+            case StringRule::optional_port_name:
+              return "a port as \"device:port\" (\"mlx5_0:1\"; \"mlx5_0\" for its only port), or \"\" (the first active port)";
           }
           return "a string";
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          return "an array of ports as \"device:port\" ([\"mlx5_0:1\", \"mlx5_3:1\"]), or [] (every InfiniBand port)";
         } else {
           return fmt::format("an integer in [{}, {}]", format_int(k.int_lo, k.format),
                              format_int(k.int_hi, k.format));
@@ -366,6 +392,16 @@ bool apply_value(const KeySpec& k, const toml::node& node, DaemonConfig& config)
           const std::string& s = node.as_string()->get();
           if (!string_ok(k.rule, s)) return false;
           *p = s;
+          return true;
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          const toml::array* array = node.as_array();
+          if (!array || array->size() > 255) return false;
+          std::vector<std::string> values;
+          for (const toml::node& item : *array) {
+            if (!item.is_string() || !string_ok(k.rule, item.as_string()->get())) return false;
+            values.push_back(item.as_string()->get());
+          }
+          *p = std::move(values);
           return true;
         } else {
           if (!node.is_integer()) return false;
@@ -533,6 +569,10 @@ std::string render_field(const KeySpec& k, const DaemonConfig& config) {
           return quote(core::to_string(*p));
         } else if constexpr (std::is_same_v<T, std::string>) {
           return quote(*p);
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          std::vector<std::string> quoted;
+          for (const std::string& v : *p) quoted.push_back(quote(v));
+          return fmt::format("[{}]", fmt::join(quoted, ", "));
         } else if constexpr (std::is_same_v<T, core::Duration>) {
           return fmt::format("{}", *p / k.unit);
         } else if constexpr (std::is_same_v<T, core::Pkey>) {

@@ -43,9 +43,16 @@ struct LinuxOptions {
   bool neighbours = true;         // follow the kernel's neighbour table (rtnetlink) for IPoIB entries
 };
 
+// Which HCA ports one ibatd serves ([fabric] ports, default_port).
+struct PortSelection {
+  std::vector<std::string> ports;  // "mlx5_0:1" or "mlx5_0"; empty: every InfiniBand port (or --ca/--port)
+  std::string default_port;        // requests without a source GID; "": the first active port
+};
+
 struct DaemonConfig {
   core::Policy policy;
   fabric::FabricOptions fabric;
+  PortSelection fabric_ports;
   ServerOptions server;
   SnapshotOptions snapshot;
   LinuxOptions linux_host;

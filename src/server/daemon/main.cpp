@@ -1,11 +1,14 @@
-// ibatd: the ibat path resolution daemon. Parses flags and the TOML config, opens the fabric port,
-// runs the Service on one asio event loop, and handles SIGTERM/SIGINT (cancel pending requests,
+// ibatd: the ibat path resolution daemon. Parses flags and the TOML config, opens a fabric port
+// for every HCA port it serves (all InfiniBand ports by default), runs the Service on one asio event loop, and handles SIGTERM/SIGINT (cancel pending requests,
 // write the snapshot, exit 0) and SIGHUP (reload the config; a bad file keeps the old one).
 // Exit codes (ibatd(8)): 0 clean stop or valid config, 1 invalid config or fatal error, 2 usage.
 #include <cstdio>
 #include <exception>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <asio/io_context.hpp>
@@ -13,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fabric/fabric_port.h"
+#include "fabric/port_enumeration.h"
 #include "server/daemon/busy_poll.h"
 #include "server/daemon/config.h"
 #include "server/daemon/logging.h"
@@ -53,18 +57,47 @@ int check_config(const Flags& flags) {
   return 0;
 }
 
+// The ports to serve: the one --ca/--port (or [fabric] ca/port) names, else [fabric] ports, else
+// every InfiniBand port. Throws std::runtime_error saying what is wrong.
+std::vector<server::Service::PortSpec> choose_ports(const server::DaemonConfig& config) {
+  std::string error;
+  std::vector<server::Service::PortSpec> specs;
+  if (!config.fabric.ca.empty() || config.fabric.port != 0) {
+    std::optional<fabric::HcaPort> port = fabric::find_port(config.fabric.ca, config.fabric.port, error);
+    if (!port) throw std::runtime_error(error);
+    specs.push_back({port->ca, port->number});
+    return specs;
+  }
+  std::vector<fabric::HcaPort> found = fabric::enumerate_ports(error);
+  if (!error.empty()) throw std::runtime_error(error);
+  fabric::PortPlan plan = fabric::plan_ports(found, config.fabric_ports.ports);
+  for (const std::string& line : plan.skipped) spdlog::info("{}", line);
+  if (!plan.error.empty()) throw std::runtime_error(plan.error);
+  for (const fabric::HcaPort& p : plan.serve) specs.push_back({p.ca, p.number});
+  return specs;
+}
+
 int run(const Flags& flags, const server::DaemonConfig& config) {
   asio::io_context loop(1);
-  std::optional<fabric::FabricPort> fabric;  // made by the Service, with its events; outlives it
-  server::Service service(loop, config, [&](fabric::FabricEvents events) -> core::QuerySink& {
-    return fabric.emplace(loop, config.fabric, std::move(events));
-  });
-  fabric::FabricPort& port = *fabric;
-  service.set_fabric_stats([&port] { return port.stats(); });
-  spdlog::info("port events: {}", port.port_events_status());
-  service.set_port_info([&port] { return port.local_port(); });
+  const std::vector<server::Service::PortSpec> specs = choose_ports(config);
+  // Made by the Service, one per port, with that port's events; they outlive it.
+  std::vector<std::unique_ptr<fabric::FabricPort>> fabrics;
+  server::Service service(loop, config, specs,
+                          [&](const server::Service::PortSpec& spec, fabric::FabricEvents events) -> core::QuerySink& {
+                            fabric::FabricOptions options = config.fabric;
+                            options.ca = spec.device;
+                            options.port = spec.number;
+                            return *fabrics.emplace_back(
+                                std::make_unique<fabric::FabricPort>(loop, options, std::move(events)));
+                          });
+  for (std::size_t i = 0; i < fabrics.size(); ++i) {
+    fabric::FabricPort& port = *fabrics[i];
+    service.set_fabric_stats(i, [&port] { return port.stats(); });
+    service.port(i).set_port_info([&port] { return port.local_port(); });
+    spdlog::info("port {}: port events: {}", service.port(i).name(), port.port_events_status());
+  }
   service.start();
-  port.start();
+  for (auto& port : fabrics) port->start();
 
   asio::signal_set stop_signals(loop, SIGTERM, SIGINT);
   asio::signal_set reload_signal(loop, SIGHUP);
@@ -88,7 +121,7 @@ int run(const Flags& flags, const server::DaemonConfig& config) {
     spdlog::info("signal {}: stopping", signal);
     reload_signal.cancel();
     service.shutdown([&] {
-      port.stop();
+      for (auto& port : fabrics) port->stop();
       loop.stop();
     });
   });
@@ -111,8 +144,8 @@ int main(int argc, char** argv) {
   app.add_option("--socket", o.socket, "native protocol socket (default /run/ibat/ibatd.sock)");
   app.add_option("--acm-socket", o.acm_socket, "ACM protocol socket (default: off)");
   app.add_option("--cache-file", o.cache_file, "warm-cache snapshot file (\"\" disables it)");
-  app.add_option("--ca", o.ca, "HCA name (default: the first one)");
-  app.add_option("--port", o.port, "HCA port number (default: the first active one)")->type_name("N");
+  app.add_option("--ca", o.ca, "serve only this HCA's port (default: every InfiniBand port of every HCA)");
+  app.add_option("--port", o.port, "with --ca, its port number (default: its first active port)")->type_name("N");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical or off");
   app.footer("Exit codes: 0 clean stop or valid configuration, 1 invalid configuration or fatal error, 2 bad options.");
   try {

@@ -47,7 +47,7 @@ class NativeConnection : public Connection {
   };
 
   const NativeLimits& limits() const { return server_.limits_; }
-  ResolverGate& gate() { return server_.gate_; }
+  PortRouter& router() { return server_.router_; }
 
   // The frames of one read are one batch: one clock read for all, and their replies leave together
   // when on_read() flushes (docs/protocol.md, "Batching").
@@ -91,7 +91,7 @@ class NativeConnection : public Connection {
       case Op::neigh_del: return on_neigh_del(header.id, payload);
       case Op::neigh_list:
         if (!check_empty(*op, header.id, payload)) return;
-        return reply_chunked(*op, header.id, neighbours_json(gate().resolver().neighbours()).dump());
+        return reply_chunked(*op, header.id, neighbours_json(router().neighbours()).dump());
       case Op::paths: return on_paths(header.id, payload);
       case Op::stats:
         if (!check_empty(*op, header.id, payload)) return;
@@ -132,7 +132,7 @@ class NativeConnection : public Connection {
     }
     outstanding_.emplace(id, Outstanding{});
     // `this` outlives the request: every outstanding request is cancelled before destruction.
-    core::RequestId request = gate().resolve(
+    core::RequestId request = router().resolve(
         decoded.value(), [this, id](core::RequestId, const core::ResolveResult& result) {
           complete(id, result);
         });
@@ -153,7 +153,7 @@ class NativeConnection : public Connection {
     if (!decoded) return fail(Status::malformed, id, decoded.error());
     const protocol::PathsRequest& req = decoded.value();
     std::uint32_t limit = req.limit == 0 ? protocol::kPathsPageSize : std::min(req.limit, protocol::kPathsPageSize);
-    core::Resolver::EntryPage page = gate().resolver().entries_page(req.cursor, limit);
+    core::Resolver::EntryPage page = router().entries_page(req.cursor, limit);
     std::vector<std::uint8_t> out;
     protocol::append_paths_reply(out, id, {page.next.value_or(0), paths_json(page.entries).dump()});
     send(std::move(out));
@@ -174,7 +174,7 @@ class NativeConnection : public Connection {
     if (!authorized(Op::neigh_add, id)) return;
     const auto& n = decoded.value();
     if (n.hw.gid().is_zero()) return reply_empty(id, Op::neigh_add, Status::invalid);
-    gate().on_neighbour(n.ip, n.hw, n.slid);
+    router().on_neighbour(n.ip, n.hw, n.slid);
     reply_empty(id, Op::neigh_add, Status::ok);
     server_.publish(event_json("neighbour", {{"action", "add"}, {"ip", n.ip.to_string()},
                                              {"hw", n.hw.to_string()}}));
@@ -184,7 +184,7 @@ class NativeConnection : public Connection {
     auto decoded = protocol::decode_neigh_del(payload);
     if (!decoded) return fail(Status::malformed, id, decoded.error());
     if (!authorized(Op::neigh_del, id)) return;
-    if (!gate().on_neighbour_removed(decoded.value().ip))  // like `ip neigh del`: nothing to delete
+    if (!router().on_neighbour_removed(decoded.value().ip))  // like `ip neigh del`: nothing to delete
       return reply_empty(id, Op::neigh_del, Status::unreachable);
     reply_empty(id, Op::neigh_del, Status::ok);
     server_.publish(event_json("neighbour", {{"action", "del"}, {"ip", decoded.value().ip.to_string()}}));
@@ -198,11 +198,11 @@ class NativeConnection : public Connection {
     nlohmann::json fields = nlohmann::json::object();
     std::size_t dropped = 0;
     if (f.dgid) {
-      dropped = gate().flush(*f.dgid, f.pkey);
+      dropped = router().flush(*f.dgid, f.pkey);
       fields["dgid"] = f.dgid->to_string();
       if (f.pkey) fields["pkey"] = f.pkey->to_string();
     } else {
-      dropped = gate().flush_all();
+      dropped = router().flush_all();
     }
     if (server_.hooks_.after_flush) server_.hooks_.after_flush();
     fields["dropped"] = dropped;
@@ -226,7 +226,7 @@ class NativeConnection : public Connection {
     if (!decoded) return fail(Status::malformed, id, decoded.error());
     std::uint32_t target = decoded.value().target_id;
     if (auto it = outstanding_.find(target); it != outstanding_.end()) {
-      gate().cancel(it->second.request);  // its completion answers `cancelled`
+      router().cancel(it->second.request);  // its completion answers `cancelled`
       reply_empty(id, Op::cancel, Status::ok);
     } else if (watches_.erase(target) != 0) {
       reply_empty(target, Op::watch, Status::cancelled);
@@ -261,7 +261,7 @@ class NativeConnection : public Connection {
     requests.reserve(outstanding_.size());
     for (const auto& [id, o] : outstanding_) requests.push_back(o.request);
     outstanding_.clear();  // completions arriving from cancel() find nothing to answer
-    for (core::RequestId r : requests) gate().cancel(r);
+    for (core::RequestId r : requests) router().cancel(r);
   }
 
   NativeServer& server_;
@@ -273,9 +273,9 @@ class NativeConnection : public Connection {
   std::unordered_set<std::uint32_t> watches_;
 };
 
-NativeServer::NativeServer(asio::io_context& loop, ResolverGate& gate, NativeHooks hooks,
+NativeServer::NativeServer(asio::io_context& loop, PortRouter& router, NativeHooks hooks,
                            ServerCounters& counters)
-    : gate_(gate),
+    : router_(router),
       hooks_(std::move(hooks)),
       counters_(counters),
       sockets_(

@@ -17,7 +17,7 @@
 #include "server/daemon/batch_clock.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/peer_credentials.h"
-#include "server/daemon/resolver_gate.h"
+#include "server/daemon/port_router.h"
 #include "server/daemon/socket_server.h"
 
 namespace ibat::server {
@@ -41,7 +41,7 @@ class NativeConnection;
 
 class NativeServer {
  public:
-  NativeServer(asio::io_context& loop, ResolverGate& gate, NativeHooks hooks, ServerCounters& counters);
+  NativeServer(asio::io_context& loop, PortRouter& router, NativeHooks hooks, ServerCounters& counters);
   ~NativeServer();
   NativeServer(const NativeServer&) = delete;
   NativeServer& operator=(const NativeServer&) = delete;
@@ -65,7 +65,7 @@ class NativeServer {
  private:
   friend class NativeConnection;
 
-  ResolverGate& gate_;  // every input to the Resolver goes through it
+  PortRouter& router_;  // every request reaches its port's Resolver through it
   NativeHooks hooks_;
   ServerCounters& counters_;
   NativeLimits limits_;

@@ -26,6 +26,7 @@ class ResolverGate {
   ResolverGate& operator=(const ResolverGate&) = delete;
 
   const core::Resolver& resolver() const { return resolver_; }
+  void use_request_ids_from(core::RequestId first) { resolver_.use_request_ids_from(first); }
 
   core::RequestId resolve(const core::ResolveRequest& request, core::Completion done);
   bool cancel(core::RequestId id);

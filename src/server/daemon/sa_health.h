@@ -21,6 +21,8 @@ class SaHealth {
   };
   // One query's result at `now`; the line to log, if this result changes what the log says.
   std::optional<Line> on_result(core::Error error, std::chrono::system_clock::time_point now);
+  // Since when the SA has not answered (timeouts only since its last answer); unset: answering.
+  std::optional<std::chrono::system_clock::time_point> silent_since() const { return silent_since_; }
 
  private:
   std::optional<std::chrono::system_clock::time_point> silent_since_;

@@ -1,5 +1,5 @@
-// The daemon's loop-side logic: fabric event fan-out (with WATCH events), sockets,
-// periodic snapshot, reload and shutdown.
+// The daemon's loop-side logic: its ports, sockets, the shared table, periodic snapshot, reload
+// and shutdown.
 #include "server/daemon/service.h"
 
 #include <spdlog/spdlog.h>
@@ -50,20 +50,18 @@ nlohmann::json busy_poll_json(const BusyPoll& busy) {
 
 Service::Service(asio::io_context& loop, const DaemonConfig& config, core::QuerySink& sink,
                  std::function<bool(const PeerCredentials&)> may_administer)
-    : Service(loop, config, [&sink](fabric::FabricEvents) -> core::QuerySink& { return sink; },
+    : Service(loop, config, {PortSpec{"", 0}},
+              [&sink](const PortSpec&, fabric::FabricEvents) -> core::QuerySink& { return sink; },
               std::move(may_administer)) {}
 
-Service::Service(asio::io_context& loop, const DaemonConfig& config, const SinkFactory& make_sink,
-                 std::function<bool(const PeerCredentials&)> may_administer)
+Service::Service(asio::io_context& loop, const DaemonConfig& config, const std::vector<PortSpec>& ports,
+                 const SinkFactory& make_sink, std::function<bool(const PeerCredentials&)> may_administer)
     : loop_(loop),
       busy_poll_(asio::use_service<BusyPoll>(loop)),
       config_(config),
-      table_(make_sink(fabric_events())),
-      resolver_(config.policy, clock_, table_),
-      gate_(loop, resolver_),
       admin_gid_(resolve_admin_group(config.server.admin_group)),
       may_administer_(std::move(may_administer)),
-      native_(loop, gate_,
+      native_(loop, router_,
               NativeHooks{[this] { return stats_json(); },
                           [this](const PeerCredentials& peer) {
                             return may_administer_ ? may_administer_(peer) : is_privileged(peer, admin_gid_);
@@ -76,7 +74,19 @@ Service::Service(asio::io_context& loop, const DaemonConfig& config, const SinkF
       grace_timer_(loop),
       table_timer_(loop),
       started_(steady_clock::now()) {
-  resolver_.set_path_observer([this](const core::PathChange& c) {
+  for (const PortSpec& spec : ports) add_port(spec, make_sink);
+  router_.set_default_port(config.fabric_ports.default_port);
+}
+
+void Service::add_port(const PortSpec& spec, const SinkFactory& make_sink) {
+  PortHooks hooks{[this](nlohmann::json event) { native_.publish(event); }, [this] { refresh_table(); }};
+  auto port = std::make_unique<PortRuntime>(
+      loop_, config_.policy, clock_,
+      [&](fabric::FabricEvents events) -> core::QuerySink& { return make_sink(spec, std::move(events)); },
+      spec.device, spec.number, std::move(hooks));
+  PortRuntime& p = *port;
+  p.resolver().set_path_observer([this](const core::PathChange& c) {
+    table_.on_change(c);
     native_.publish(event_json("path", {{"sgid", c.sgid.to_string()},
                                         {"dgid", c.dgid.to_string()},
                                         {"pkey", c.pkey.to_string()},
@@ -85,6 +95,16 @@ Service::Service(asio::io_context& loop, const DaemonConfig& config, const SinkF
                                         {"old_dlid", c.old_dlid.value},
                                         {"dlid", c.dlid.value}}));
   });
+  // Before the completions the same answer brings: a client that resolves again as soon as it has
+  // its reply finds the path in the table.
+  p.resolver().set_store_observer([this](const core::PathStored& stored) {
+    if (!table_.attached()) return;
+    table_.on_stored(stored, config_.policy.path_ttl);
+    schedule_table_expiry();
+  });
+  router_.add(RoutedPort{&p.gate(), spec.device, spec.number, [&p] { return p.local_port(); }});
+  ports_.push_back(std::move(port));
+  fabric_stats_.emplace_back();
 }
 
 Service::~Service() = default;
@@ -99,7 +119,7 @@ void Service::start() {
     if (!snapshot.ok()) {
       spdlog::error("warm cache ignored: {}", snapshot.error);
     } else if (!snapshot.entries.empty()) {
-      gate_.load_stale(snapshot.entries);
+      load_snapshot_entries(snapshot.entries);
       spdlog::info("warm cache: {} paths loaded from {} (stale, revalidating)", snapshot.entries.size(),
                    cache_file);
     }
@@ -109,16 +129,14 @@ void Service::start() {
   spdlog::info("listening on {} (native protocol)", config_.server.socket);
   if (config_.server.shared_table) open_table();
   if (!config_.server.acm_socket.empty()) {
-    acm_ = std::make_unique<AcmServer>(
-        loop_, gate_, AcmHooks{[this] { return port_info_ ? port_info_() : core::LocalPort{}; }},
-        counters_);
+    acm_ = std::make_unique<AcmServer>(loop_, router_, counters_);
     acm_->listen(config_.server.acm_socket, config_.server.socket_mode, config_.server.max_connections);
     spdlog::info("listening on {} (ACM protocol)", config_.server.acm_socket);
   }
   start_local_sa();
   start_kernel_neighbours();
   schedule_snapshot();
-  gate_.arm();
+  for (auto& p : ports_) p->gate().arm();
 }
 
 void Service::start_local_sa() {
@@ -127,8 +145,8 @@ void Service::start_local_sa() {
   kernel::LocalSaOptions sa{true, options.local_sa_socket,
                             std::chrono::duration_cast<std::chrono::milliseconds>(options.local_sa_deadline)};
   local_sa_ = std::make_unique<kernel::LocalSaResponder>(
-      loop_, sa, [this](const core::ResolveRequest& request, core::Completion done) {
-        gate_.resolve(request, std::move(done));
+      loop_, sa, [this](const kernel::ResolveQuery& query, const core::ResolveRequest& request, core::Completion done) {
+        router_.resolve_on(query.device, query.port_num, request, std::move(done));
       });
   if (!local_sa_->start()) local_sa_.reset();
 }
@@ -137,8 +155,8 @@ void Service::start_kernel_neighbours() {
   if (!config_.linux_host.neighbours) return;
   kernel_neighbours_ = std::make_unique<kernel::NeighbourMonitor>(
       loop_, kernel::NeighbourMirror::Sink{
-                 [this](const core::IpAddr& ip, const core::HwAddr& hw) { gate_.on_neighbour(ip, hw); },
-                 [this](const core::IpAddr& ip) { gate_.on_neighbour_removed(ip); }});
+                 [this](const core::IpAddr& ip, const core::HwAddr& hw) { router_.on_neighbour(ip, hw); },
+                 [this](const core::IpAddr& ip) { router_.on_neighbour_removed(ip); }});
   if (!kernel_neighbours_->start()) kernel_neighbours_.reset();
 }
 
@@ -150,19 +168,24 @@ NativeLimits Service::native_limits() const {
 void Service::open_table() {
   const std::string path = shm::table_path_for_socket(config_.server.socket);
   std::string error;
-  table_file_ = shm::TableFile::create(path, shm::slots_for_capacity(config_.policy.capacity), error);
+  // Every port's Resolver holds up to `capacity` paths; the table has room for all of them.
+  const std::uint64_t paths = std::uint64_t{config_.policy.capacity} * ports_.size();
+  const auto capacity = static_cast<std::uint32_t>(std::min<std::uint64_t>(paths, UINT32_MAX));
+  table_file_ = shm::TableFile::create(path, shm::slots_for_capacity(capacity), error);
   if (!table_file_) {
     spdlog::error("{}: clients resolve through the socket only", error);
     return;
   }
   table_.attach(&table_file_->writer());
-  table_.set_defaults(last_port_ ? last_port_->gid : core::Gid{}, config_.policy.default_pkey);
+  refresh_table();
   spdlog::info("shared path table {} ({} slots)", path, table_file_->writer().slot_count());
 }
 
 void Service::refresh_table() {
   if (!table_.attached()) return;
-  table_.republish(resolver_.entries(), clock_.now(), config_.policy.path_ttl);
+  // Clients that name no source GID look up the default port's.
+  table_.set_defaults(ports_[router_.default_port()]->local_port().gid, config_.policy.default_pkey);
+  table_.republish(router_.entries(), clock_.now(), config_.policy.path_ttl);
   schedule_table_expiry();
 }
 
@@ -177,7 +200,7 @@ void Service::on_table_hits(const protocol::TableHits& hits) {
     request.sgid = key->source();
     request.pkey = core::Pkey{key->pkey};
     request.cache_only = true;
-    gate_.resolve(request, [](core::RequestId, const core::ResolveResult&) {});
+    router_.resolve(request, [](core::RequestId, const core::ResolveResult&) {});
   }
 }
 
@@ -208,7 +231,7 @@ void Service::schedule_snapshot() {
 bool Service::write_snapshot() {
   const std::string& path = config_.snapshot.cache_file;
   if (path.empty()) return false;
-  std::vector<std::uint8_t> bytes = encode_snapshot(resolver_.entries(), std::chrono::system_clock::now());
+  std::vector<std::uint8_t> bytes = encode_snapshot(router_.entries(), std::chrono::system_clock::now());
   std::string error = write_snapshot_file(path, bytes);
   if (!error.empty()) {
     spdlog::error("warm cache not written: {}", error);
@@ -220,8 +243,10 @@ bool Service::write_snapshot() {
 
 void Service::shutdown(std::function<void()> done, std::chrono::milliseconds grace) {
   if (stopping_) return;
-  spdlog::info("shutting down: {} requests pending are cancelled", resolver_.stats().pending);
-  resolver_.cancel_all();  // completions queue `cancelled` replies on the open connections
+  std::uint64_t pending = 0;
+  for (const auto& p : ports_) pending += p->resolver().stats().pending;
+  spdlog::info("shutting down: {} requests pending are cancelled", pending);
+  for (auto& p : ports_) p->resolver().cancel_all();  // completions queue `cancelled` replies
   if (local_sa_) local_sa_->stop();  // after cancel_all: the kernel got F_ERR and asks the SA
   client_log_limiter().flush();
   if (kernel_neighbours_) kernel_neighbours_->stop();
@@ -230,7 +255,7 @@ void Service::shutdown(std::function<void()> done, std::chrono::milliseconds gra
   table_.attach(nullptr);
   table_file_.reset();  // readers see an empty table, then none
   table_timer_.cancel();
-  gate_.stop();
+  for (auto& p : ports_) p->gate().stop();
   snapshot_timer_.cancel();
   if (acm_) acm_->close();
   auto finished = std::make_shared<bool>(false);
@@ -266,8 +291,7 @@ void Service::reload(const DaemonConfig& next) {
   config_.server.max_queued_bytes_per_connection = next.server.max_queued_bytes_per_connection;
   config_.server.busy_poll_us = next.server.busy_poll_us;
   busy_poll_.set_window(std::chrono::microseconds(config_.server.busy_poll_us));
-  gate_.set_policy(config_.policy);  // the new policy may move deadlines earlier
-  table_.set_defaults(last_port_ ? last_port_->gid : core::Gid{}, config_.policy.default_pkey);
+  for (auto& p : ports_) p->gate().set_policy(config_.policy);  // deadlines may move earlier
   refresh_table();  // the TTL or the default P_Key may have changed
   set_log_level(config_.log_level);
   admin_gid_ = resolve_admin_group(config_.server.admin_group);
@@ -277,105 +301,58 @@ void Service::reload(const DaemonConfig& next) {
   schedule_snapshot();
 }
 
-void Service::on_query_result(core::QueryId id, const core::QueryResult& result) {
-  if (auto line = sa_health_.on_result(result.error, std::chrono::system_clock::now()))
-    line->warn ? spdlog::warn("{}", line->text) : spdlog::info("{}", line->text);
-  // The table first: the Resolver's completions send replies, and a client that resolves the same
-  // destination again as soon as it has its reply must find the path in the table.
-  if (table_.attached()) {
-    table_.on_query_result(id, result, clock_.now(), config_.policy.path_ttl);
-    schedule_table_expiry();
+void Service::load_snapshot_entries(const std::vector<core::CacheEntryView>& entries) {
+  // Each entry goes to the port of its source GID; on one port, all of them (its Resolver drops
+  // the entries of a GID that is not its own once the port is known).
+  std::vector<std::vector<core::CacheEntryView>> by_port(ports_.size());
+  for (const core::CacheEntryView& e : entries) {
+    std::optional<std::size_t> index = ports_.size() == 1 ? std::optional<std::size_t>(0) : router_.find(e.sgid);
+    if (index) by_port[*index].push_back(e);
   }
-  gate_.on_query_result(id, result);
+  for (std::size_t i = 0; i < ports_.size(); ++i)
+    if (!by_port[i].empty()) ports_[i]->gate().load_stale(by_port[i]);
 }
 
-void Service::on_table_result(core::QueryId id, const core::TableResult& result) {
-  const core::Stats before = resolver_.stats();
-  gate_.on_table_result(id, result);
-  const core::Stats after = resolver_.stats();
-  if (after.sa_tables_answered > before.sa_tables_answered) {
-    spdlog::info("subnet paths: {} from one GetTable ({} left out), {} cached", after.table_paths - before.table_paths,
-                 after.table_skipped - before.table_skipped, after.entries);
-    refresh_table();
-  } else if (after.sa_tables_failed > before.sa_tables_failed) {
-    spdlog::warn("subnet GetTable failed ({}: {}): paths are asked one GET at a time", core::to_string(result.error),
-                 result.reason);
+void Service::set_fabric_stats(std::size_t index, std::function<fabric::FabricStats()> source) {
+  fabric_stats_[index] = std::move(source);
+}
+
+nlohmann::json Service::ports_json() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < ports_.size(); ++i) {
+    const PortRuntime& p = *ports_[i];
+    const core::LocalPort port = p.local_port();
+    const core::Stats s = p.resolver().stats();
+    const fabric::FabricStats f = fabric_stats_[i] ? fabric_stats_[i]() : fabric::FabricStats{};
+    nlohmann::json item = server::stats_json(s, f, ServerCounters{}, std::chrono::seconds{0});
+    for (const char* host_only : {"server", "uptime_s", "version", "table_hits"}) item.erase(host_only);
+    item["name"] = p.name();
+    item["device"] = p.device();
+    item["port"] = p.number();
+    item["state"] = port.active ? "active" : port.link_down ? "link_down" : "down";
+    item["gid"] = port.gid.to_string();
+    item["subnet_prefix"] = fmt::format("{:#018x}", port.gid.subnet_prefix());
+    item["lid"] = port.lid.value;
+    item["sm_lid"] = port.sm_lid.value;
+    item["default"] = i == router_.default_port();
+    if (auto silent = p.sa_silent_since())
+      item["sa_silent_s"] = std::chrono::duration<double>(std::chrono::system_clock::now() - *silent).count();
+    out.push_back(std::move(item));
   }
+  return out;
 }
-
-void Service::on_local_port(const core::LocalPort& port) {
-  bool lid_changed = last_port_ && last_port_->lid != port.lid;
-  bool changed = !last_port_ || lid_changed || last_port_->active != port.active ||
-                 last_port_->sm_lid != port.sm_lid || last_port_->gid != port.gid;
-  gate_.on_local_port(port);
-  if (changed) {
-    spdlog::info("local port {} lid {} sm_lid {} {}", port.gid.to_string(), port.lid.value,
-                 port.sm_lid.value, port.active ? "active" : "down");
-    native_.publish(event_json("port", {{"gid", port.gid.to_string()},
-                                        {"lid", port.lid.value},
-                                        {"sm_lid", port.sm_lid.value},
-                                        {"active", port.active}}));
-  }
-  if (lid_changed) {
-    native_.publish(event_json("lid_change", {{"old_lid", last_port_->lid.value}, {"lid", port.lid.value}}));
-  }
-  last_port_ = port;
-  if (changed) {
-    table_.set_defaults(port.gid, config_.policy.default_pkey);
-    refresh_table();
-  }
-}
-
-void Service::on_sm_changed() {
-  spdlog::info("SM changed: every path is stale and will be revalidated");
-  gate_.on_sm_changed();
-  refresh_table();
-  // The port monitor reports the port (with the new SM LID) before the SM change it implies.
-  nlohmann::json fields = nlohmann::json::object();
-  if (last_port_) fields["sm_lid"] = last_port_->sm_lid.value;
-  native_.publish(event_json("sm_change", std::move(fields)));
-}
-
-void Service::on_gid_out_of_service(const core::Gid& gid) {
-  gate_.on_gid_out_of_service(gid);
-  refresh_table();
-  native_.publish(event_json("gid_out", {{"gid", gid.to_string()}}));
-}
-
-void Service::on_gid_in_service(const core::Gid& gid) {
-  gate_.on_gid_in_service(gid);
-  native_.publish(event_json("gid_in", {{"gid", gid.to_string()}}));
-}
-
-void Service::on_broadcast_params(const core::BroadcastParams& params) {
-  gate_.on_broadcast_params(params);
-}
-
-fabric::FabricEvents Service::fabric_events() {
-  fabric::FabricEvents events;
-  events.on_query_result = [this](core::QueryId id, const core::QueryResult& r) { on_query_result(id, r); };
-  events.on_table_result = [this](core::QueryId id, const core::TableResult& r) { on_table_result(id, r); };
-  events.on_table_fallback = [](const std::string& reason) {
-    spdlog::warn("PathRecord GetTables off until the next SM: {}; paths are asked one GET at a time", reason);
-  };
-  events.on_local_port = [this](const core::LocalPort& p) { on_local_port(p); };
-  events.on_sm_changed = [this] { on_sm_changed(); };
-  events.on_gid_out_of_service = [this](const core::Gid& g) { on_gid_out_of_service(g); };
-  events.on_gid_in_service = [this](const core::Gid& g) { on_gid_in_service(g); };
-  events.on_broadcast_params = [this](const core::BroadcastParams& b) { on_broadcast_params(b); };
-  return events;
-}
-
-void Service::set_fabric_stats(std::function<fabric::FabricStats()> source) {
-  fabric_stats_ = std::move(source);
-}
-
-void Service::set_port_info(std::function<core::LocalPort()> source) { port_info_ = std::move(source); }
 
 std::string Service::stats_json() const {
-  fabric::FabricStats fabric = fabric_stats_ ? fabric_stats_() : fabric::FabricStats{};
+  core::Stats total;
+  fabric::FabricStats fabric;
+  for (std::size_t i = 0; i < ports_.size(); ++i) {
+    total += ports_[i]->resolver().stats();
+    const fabric::FabricStats f = fabric_stats_[i] ? fabric_stats_[i]() : fabric::FabricStats{};
+    if (i == 0) fabric = f; else fabric += f;
+  }
   auto uptime = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - started_);
-  nlohmann::json out = server::stats_json(resolver_.stats(), fabric, counters_, uptime);
+  nlohmann::json out = server::stats_json(total, fabric, counters_, uptime);  // the host's totals
+  out["ports"] = ports_json();
   out["local_sa"] = local_sa_json(local_sa_ ? local_sa_->stats() : kernel::LocalSaStats{});
   out["kernel_neighbours"] = kernel_neighbours_json(kernel_neighbours_ ? kernel_neighbours_->stats()
                                                                        : kernel::NeighbourMonitorStats{});

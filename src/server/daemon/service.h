@@ -1,8 +1,9 @@
-// Service: everything ibatd runs on its event loop, minus the fabric. It owns the Resolver (every
-// input, the fabric's events included, passes its ResolverGate, which keeps the tick timer armed),
-// the native and ACM socket servers, the periodic warm-cache snapshot, config reloads and the orderly shutdown.
-// It takes any core::QuerySink, so tests run it with a fake SA and the daemon with a FabricPort
-// (made by a factory the Service hands its own fabric events to).
+// Service: everything ibatd runs on its event loop, minus the fabric. It owns one PortRuntime per
+// HCA port (its Resolver, the ResolverGate every input passes, its fabric's events), the PortRouter
+// the request servers reach them through, the native and ACM socket servers, the shared table (which
+// observes every port's Resolver), the periodic warm-cache snapshot, config reloads and the orderly
+// shutdown. It takes any core::QuerySink, so tests run it with a fake SA on one unnamed port and the
+// daemon with a FabricPort per port (made by a factory the Service hands each port's events to).
 #pragma once
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
@@ -22,8 +24,8 @@
 #include "server/daemon/config.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/native_server.h"
-#include "server/daemon/resolver_gate.h"
-#include "server/daemon/sa_health.h"
+#include "server/daemon/port_router.h"
+#include "server/daemon/port_runtime.h"
 #include "server/daemon/table_publisher.h"
 #include "shm/table_file.h"
 
@@ -36,11 +38,15 @@ class Service {
   // `may_administer` decides who may run NEIGH_ADD/DEL and FLUSH; empty: root or admin_group.
   Service(asio::io_context& loop, const DaemonConfig& config, core::QuerySink& sink,
           std::function<bool(const PeerCredentials&)> may_administer = {});
-  // The daemon's form: `make_sink` gets the events the fabric reports to this Service
-  // (fabric_events()) and returns the sink (the FabricPort) that outlives the Service.
-  using SinkFactory = std::function<core::QuerySink&(fabric::FabricEvents)>;
-  Service(asio::io_context& loop, const DaemonConfig& config, const SinkFactory& make_sink,
-          std::function<bool(const PeerCredentials&)> may_administer = {});
+  // The daemon's form: one port per PortSpec; `make_sink` gets the port and the events its fabric
+  // reports, and returns the sink (the FabricPort) that outlives the Service.
+  struct PortSpec {
+    std::string device;  // "mlx5_0"
+    int number = 1;
+  };
+  using SinkFactory = std::function<core::QuerySink&(const PortSpec&, fabric::FabricEvents)>;
+  Service(asio::io_context& loop, const DaemonConfig& config, const std::vector<PortSpec>& ports,
+          const SinkFactory& make_sink, std::function<bool(const PeerCredentials&)> may_administer = {});
   ~Service();
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
@@ -56,31 +62,24 @@ class Service {
   // SIGHUP: applies the reloadable settings of `config` and logs what changed.
   void reload(const DaemonConfig& config);
 
-  // Fabric inputs, on the loop thread; fabric_events() calls these.
-  fabric::FabricEvents fabric_events();
-  void on_query_result(core::QueryId id, const core::QueryResult& result);
-  void on_table_result(core::QueryId id, const core::TableResult& result);
-  void on_local_port(const core::LocalPort& port);
-  void on_sm_changed();
-  void on_gid_out_of_service(const core::Gid& gid);
-  void on_gid_in_service(const core::Gid& gid);
-  void on_broadcast_params(const core::BroadcastParams& params);
+  // Where STATS gets port `index`'s fabric counters from (default: zeros, no fabric).
+  void set_fabric_stats(std::size_t index, std::function<fabric::FabricStats()> source);
 
-  // Where STATS gets the fabric counters from (default: zeros, no fabric).
-  void set_fabric_stats(std::function<fabric::FabricStats()> source);
-  // The local port the ACM endpoint describes (EP_QUERY) and resolves from.
-  void set_port_info(std::function<core::LocalPort()> source);
-
+  std::size_t port_count() const { return ports_.size(); }
+  PortRuntime& port(std::size_t index) { return *ports_[index]; }
   std::string stats_json() const;
   // Writes the snapshot now; false (and logged) on failure or when no cache_file is set.
   bool write_snapshot();
 
-  core::Resolver& resolver() { return resolver_; }
+  core::Resolver& resolver(std::size_t port_index = 0) { return ports_[port_index]->resolver(); }
   // Paths in the shared table now (0 without one).
   std::size_t table_published() const { return table_.published(); }
   const DaemonConfig& config() const { return config_; }
 
  private:
+  void add_port(const PortSpec& spec, const SinkFactory& make_sink);
+  void load_snapshot_entries(const std::vector<core::CacheEntryView>& entries);
+  nlohmann::json ports_json() const;
   void schedule_snapshot();
   NativeLimits native_limits() const;
   void start_local_sa();
@@ -94,15 +93,14 @@ class Service {
   BusyPoll& busy_poll_;  // the loop's (run_loop): its window is busy_poll_us
   DaemonConfig config_;
   BatchClock clock_;  // steady_clock's time (so is the tick timer's), held still per read batch
-  TablePublisher table_;     // the Resolver's QuerySink: forwards to the fabric's
+  TablePublisher table_;  // observes every port's Resolver
   std::unique_ptr<shm::TableFile> table_file_;
-  core::Resolver resolver_;
-  ResolverGate gate_;  // every input to resolver_ passes here; it runs Resolver::tick()
+  std::vector<std::unique_ptr<PortRuntime>> ports_;
+  std::vector<std::function<fabric::FabricStats()>> fabric_stats_;  // by port
+  PortRouter router_;  // every request reaches its port's gate through it
   ServerCounters counters_;
   std::optional<gid_t> admin_gid_;
   std::function<bool(const PeerCredentials&)> may_administer_;
-  std::function<fabric::FabricStats()> fabric_stats_;
-  std::function<core::LocalPort()> port_info_;
   NativeServer native_;
   std::unique_ptr<AcmServer> acm_;
   std::unique_ptr<kernel::LocalSaResponder> local_sa_;  // the kernel's local SA, where it can run
@@ -112,8 +110,6 @@ class Service {
   asio::steady_timer table_timer_;
   std::optional<core::TimePoint> table_armed_for_;
   std::chrono::steady_clock::time_point started_;
-  std::optional<core::LocalPort> last_port_;
-  SaHealth sa_health_;
   bool stopping_ = false;
 };
 

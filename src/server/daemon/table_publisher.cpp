@@ -1,5 +1,4 @@
-// TablePublisher (see table_publisher.h). The acceptance test mirrors Resolver::on_query_result:
-// an answer counts when it is servable and names the destination the query asked for.
+// TablePublisher (see table_publisher.h): the Resolvers decide what is valid; this mirrors it.
 #include "server/daemon/table_publisher.h"
 
 #include <chrono>
@@ -14,40 +13,17 @@ std::uint64_t monotonic_ms(core::TimePoint t) {
 
 void TablePublisher::attach(shm::PathTableWriter* writer) {
   writer_ = writer;
-  queries_.clear();
   expires_.clear();
   expiry_queue_ = {};
   if (writer_) writer_->clear();
 }
 
-void TablePublisher::send_path_query(const core::PathQuery& query) {
-  if (writer_) queries_[query.id] = query;
-  fabric_.send_path_query(query);
+void TablePublisher::on_stored(const core::PathStored& stored, core::Duration ttl) {
+  if (writer_) publish(shm::TableKey::of(stored.sgid, stored.dgid, stored.pkey), stored.path, stored.produced, ttl);
 }
 
-void TablePublisher::cancel_query(core::QueryId id) {
-  queries_.erase(id);
-  fabric_.cancel_query(id);
-}
-
-void TablePublisher::on_query_result(core::QueryId id, const core::QueryResult& result, core::TimePoint now,
-                                     core::Duration ttl) {
-  auto it = queries_.find(id);
-  if (it == queries_.end()) return;  // cancelled, or sent before the table was attached
-  const core::PathQuery query = it->second;
-  queries_.erase(it);
-  const core::PathRecord& p = result.path;
-  if (query.dlid) {
-    // By LID: the key is learnt from the answer; a failure names no key we published.
-    if (result.error == core::Error::ok && p.is_servable() && p.dlid == *query.dlid)
-      publish(shm::TableKey::of(query.sgid, p.dgid, query.pkey), p, now, ttl);
-    return;
-  }
-  const shm::TableKey key = shm::TableKey::of(query.sgid, query.dgid.value_or(core::Gid{}), query.pkey);
-  if (result.error == core::Error::ok && p.is_servable() && query.dgid && p.dgid == *query.dgid)
-    publish(key, p, now, ttl);
-  else
-    unpublish(key);
+void TablePublisher::on_change(const core::PathChange& change) {
+  if (change.state != core::EntryState::valid) unpublish(shm::TableKey::of(change.sgid, change.dgid, change.pkey));
 }
 
 void TablePublisher::republish(const std::vector<core::CacheEntryView>& entries, core::TimePoint now,

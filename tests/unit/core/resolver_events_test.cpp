@@ -305,5 +305,59 @@ TEST_F(ResolverEventsTest, PathObserverSeesDlidChangesAndLossesButNotRoutineReva
   EXPECT_EQ(changes[2].state, EntryState::failed);
 }
 
+TEST_F(ResolverEventsTest, LinkDownFailsEveryRequestAtOnceKeepsTheCacheAndServesItWhenBack) {
+  populate(1);
+  resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, false, true});
+  RequestId cached = resolve_gid(remote_gid(1));
+  RequestId uncached = resolve_gid(remote_gid(2));
+  EXPECT_EQ(rec.last[cached].error, Error::unreachable);  // at once, not at a deadline
+  EXPECT_EQ(rec.last[uncached].error, Error::unreachable);
+  EXPECT_FALSE(sink.open_for(remote_gid(2)));
+  EXPECT_EQ(resolver->stats().entries, 1u);
+
+  resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+  RequestId back = resolve_gid(remote_gid(1), cache_only());
+  EXPECT_EQ(rec.last[back].error, Error::ok);
+}
+
+TEST_F(ResolverEventsTest, StoreObserverSeesEveryValidPathRevalidationIncludedBeforeItsCompletion) {
+  std::vector<PathStored> stored;
+  std::vector<RequestId> completed_before;
+  resolver->set_store_observer([&](const PathStored& s) {
+    stored.push_back(s);
+    completed_before.push_back(rec.order.empty() ? 0 : rec.order.back());
+  });
+  RequestId first = resolve_gid(remote_gid(1));
+  answer(*sink.open_for(remote_gid(1)), good_path(remote_gid(1), 101));
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].dgid, remote_gid(1));
+  EXPECT_EQ(stored[0].sgid, port_gid());
+  EXPECT_EQ(stored[0].pkey, Pkey{0xFFFF});
+  EXPECT_EQ(stored[0].path.dlid, Lid{101});
+  EXPECT_EQ(stored[0].produced, clock.now());
+  EXPECT_EQ(completed_before[0], 0u);  // the mirror has the path before its requester hears of it
+  EXPECT_EQ(rec.last[first].error, Error::ok);
+
+  resolve_gid(remote_gid(1), forced());  // same DLID: no PathChange, but a new produced time
+  answer(*sink.open_for(remote_gid(1)), good_path(remote_gid(1), 101));
+  EXPECT_EQ(stored.size(), 2u);
+
+  resolve_gid(remote_gid(2));
+  fail(*sink.open_for(remote_gid(2)), Error::no_record);
+  EXPECT_EQ(stored.size(), 2u);  // failures store nothing
+}
+
+TEST_F(ResolverEventsTest, RequestIdsStartWhereTheFrontEndSays) {
+  resolver = std::make_unique<Resolver>(policy, clock, sink, 42);
+  resolver->use_request_ids_from(RequestId{7} << 56);
+  resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+  RequestId a = resolve_gid(remote_gid(1));
+  RequestId b = resolve_gid(remote_gid(2));
+  EXPECT_EQ(a >> 56, 7u);
+  EXPECT_EQ(b, a + 1);
+  EXPECT_TRUE(resolver->cancel(a));
+  EXPECT_EQ(rec.last[a].error, Error::cancelled);
+}
+
 }  // namespace
 }  // namespace ibat::core::testing

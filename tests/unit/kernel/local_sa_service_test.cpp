@@ -73,7 +73,7 @@ class LocalSaServiceTest : public test_support::DaemonTest {
   }
   void answer(std::size_t index, core::QueryResult result) {
     const core::PathQuery q = sa_.wait_query(index);
-    on_loop([&] { service_->on_query_result(q.id, result); });
+    on_loop([&] { service_->port(0).on_query_result(q.id, result); });
   }
   nlohmann::json local_sa_stats() {
     return nlohmann::json::parse(on_loop([this] { return service_->stats_json(); }))["local_sa"];

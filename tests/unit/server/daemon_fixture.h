@@ -51,7 +51,7 @@ class DaemonTest : public ::testing::Test {
   void start(std::function<bool(const PeerCredentials&)> may_administer = {}) {
     service_ = std::make_unique<Service>(loop_, config_, sa_, std::move(may_administer));
     service_->start();
-    service_->on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{1}, true});
+    service_->port(0).on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{1}, true});
     run_loop();
   }
   // Runs the loop on its thread until stop(); start() calls it, a test of one part of the daemon
@@ -69,7 +69,7 @@ class DaemonTest : public ::testing::Test {
     thread_.join();
   }
   void answer(const core::PathQuery& q, std::uint16_t dlid) {
-    on_loop([&] { service_->on_query_result(q.id, core::QueryResult{core::Error::ok, path_to(*q.dgid, dlid)}); });
+    on_loop([&] { service_->port(0).on_query_result(q.id, core::QueryResult{core::Error::ok, path_to(*q.dgid, dlid)}); });
   }
   // Resolves `dgid` once through the fake SA so that it is cached.
   void warm(Client& c, std::uint32_t id, const core::Gid& dgid, std::uint16_t dlid) {

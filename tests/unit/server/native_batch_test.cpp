@@ -41,8 +41,9 @@ class NativeBatchTest : public test_support::DaemonTest {
   core::Policy policy_;
   core::Resolver resolver_{policy_, clock_, sa_};
   ResolverGate gate_{loop_, resolver_};
+  PortRouter router_{gate_};
   ServerCounters counters_;
-  NativeServer server_{loop_, gate_, NativeHooks{{}, {}, {}, {}, &clock_}, counters_};
+  NativeServer server_{loop_, router_, NativeHooks{{}, {}, {}, {}, &clock_}, counters_};
 };
 
 TEST_F(NativeBatchTest, FramesOfOneReadAreAnsweredTogetherWithOneClockReadAndOneWrite) {

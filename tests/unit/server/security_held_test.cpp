@@ -164,7 +164,7 @@ TEST_F(Held, HostileAcmEncodingsAreAnsweredWellFormed) {
       // A request the fake SA would have to answer: it answers `no record` at once.
       while (sa_.count() > answered_queries) {
         core::PathQuery q = sa_.wait_query(answered_queries++);
-        on_loop([&] { service_->on_query_result(q.id, core::QueryResult{core::Error::no_record, {}}); });
+        on_loop([&] { service_->port(0).on_query_result(q.id, core::QueryResult{core::Error::no_record, {}}); });
       }
     }
     if (header.size() < 16) {

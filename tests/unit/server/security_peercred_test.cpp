@@ -77,7 +77,7 @@ TEST_F(PrivilegedOps, PlainUserKeepsTheConnectionAndEveryReadOnlyOp) {
   nobody.request(Op::watch, 8);
   nobody.request(Op::stats, 9);  // orders the WATCH before the event
   nobody.body(9);
-  on_loop([this] { service_->on_sm_changed(); });
+  on_loop([this] { service_->port(0).on_sm_changed(); });
   auto event = nobody.next();
   ASSERT_TRUE(event);
   EXPECT_EQ(event->header.id, 8u);

@@ -302,7 +302,7 @@ TEST_F(ServiceTest, SaSilenceIsLoggedOnceAndSoIsItsEnd) {
   c.resolve(1, gid(0xA));
   for (std::size_t attempt = 0; attempt < 3; ++attempt) {
     core::PathQuery q = sa_.wait_query(attempt);
-    on_loop([&] { service_->on_query_result(q.id, core::QueryResult{core::Error::timeout, {}}); });
+    on_loop([&] { service_->port(0).on_query_result(q.id, core::QueryResult{core::Error::timeout, {}}); });
   }
   answer(sa_.wait_query(3), 10);
   auto f = c.next();
@@ -373,7 +373,7 @@ TEST_F(ServiceTest, StatsHaveTheDocumentedFields) {
 TEST_F(ServiceTest, StatsCarryTheFabricsGetTableCounters) {
   start();
   on_loop([this] {
-    service_->set_fabric_stats([] {
+    service_->set_fabric_stats(0, [] {
       fabric::FabricStats f;
       f.sa_gettables_sent = 4;
       f.sa_gettables_answered = 3;
@@ -501,7 +501,7 @@ TEST_F(ServiceTest, SharedTableHoldsTheValidPathsAndFollowsFlushAndSmChange) {
   warm(c, 3, gid(0xB), 11);
   on_loop([] {});
   EXPECT_TRUE(lookup(gid(0xB)));
-  on_loop([&] { service_->on_sm_changed(); });
+  on_loop([&] { service_->port(0).on_sm_changed(); });
   EXPECT_FALSE(lookup(gid(0xB))) << "stale after an SM change";
 
   // Clients report their table hits; STATS counts them beside the socket's cache hits.
@@ -532,7 +532,7 @@ TEST_F(ServiceTest, WatchStreamsEvents) {
   c.request(Op::watch, 5);
   c.request(Op::stats, 6);  // orders the WATCH before the event below
   c.body(6);
-  on_loop([&] { service_->on_sm_changed(); });
+  on_loop([&] { service_->port(0).on_sm_changed(); });
   auto event = c.next();
   ASSERT_TRUE(event);
   EXPECT_EQ(event->header.id, 5u);
@@ -560,8 +560,8 @@ TEST_F(ServiceTest, WatchReportsTheSmLidAndPathChanges) {
   };
   std::size_t index = sa_.count();
   on_loop([&] {
-    service_->on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{7}, true});  // the new master
-    service_->on_sm_changed();
+    service_->port(0).on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{7}, true});  // the new master
+    service_->port(0).on_sm_changed();
   });
   EXPECT_EQ(next_event("sm_change")["sm_lid"], 7);
   answer(sa_.wait_query(index), 11);  // the revalidation finds another DLID

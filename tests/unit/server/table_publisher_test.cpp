@@ -1,6 +1,6 @@
-// TablePublisher: the shared table holds exactly the answers the Resolver accepts as valid, until
-// their TTL ends; failures, cancelled queries and mismatched answers are not published, and a
-// republish keeps only what is still valid.
+// TablePublisher: the shared table holds exactly the paths the Resolvers store as valid, until
+// their TTL ends; a path that moves is replaced, one that is lost is unpublished, and a republish
+// keeps only what is still valid. Paths of several source GIDs (ports) live side by side.
 #include <gtest/gtest.h>
 
 #include "server/daemon/table_publisher.h"
@@ -25,12 +25,6 @@ core::PathRecord path_to(std::uint64_t n) {
   return p;
 }
 
-struct NullSink : core::QuerySink {
-  std::vector<core::QueryId> sent, cancelled;
-  void send_path_query(const core::PathQuery& q) override { sent.push_back(q.id); }
-  void cancel_query(core::QueryId id) override { cancelled.push_back(id); }
-};
-
 struct TablePublisherTest : ::testing::Test {
   static constexpr std::uint32_t kSlots = 64;
   std::vector<std::uint64_t> memory = std::vector<std::uint64_t>(shm::table_bytes(kSlots) / 8);
@@ -39,8 +33,7 @@ struct TablePublisherTest : ::testing::Test {
     std::string error;
     return *shm::PathTableReader::open(memory.data(), shm::table_bytes(kSlots), error);
   }();
-  NullSink fabric;
-  TablePublisher publisher{fabric};
+  TablePublisher publisher;
   core::TimePoint now{core::Duration{5s}};
   core::Duration ttl = 60s;
 
@@ -48,15 +41,17 @@ struct TablePublisherTest : ::testing::Test {
   std::optional<shm::TableHit> find(std::uint64_t n) {
     return reader.lookup(shm::TableKey::of(kLocal, dest(n), core::Pkey{}));
   }
-  void query(core::QueryId id, std::uint64_t n) {
-    publisher.send_path_query(core::PathQuery{id, kLocal, dest(n), std::nullopt, core::Pkey{}});
+  void store(std::uint64_t n, core::TimePoint produced, const core::Gid& sgid = kLocal) {
+    publisher.on_stored(core::PathStored{sgid, dest(n), core::Pkey{}, path_to(n), produced}, ttl);
+  }
+  void change(std::uint64_t n, core::EntryState state) {
+    publisher.on_change(core::PathChange{kLocal, dest(n), core::Pkey{}, core::EntryState::valid, state,
+                                         core::Lid{static_cast<std::uint16_t>(10 + n)}, core::Lid{}});
   }
 };
 
-TEST_F(TablePublisherTest, AcceptedAnswerIsPublishedUntilItsTtlEnds) {
-  query(1, 1);
-  EXPECT_EQ(fabric.sent, std::vector<core::QueryId>{1});
-  publisher.on_query_result(1, core::QueryResult{core::Error::ok, path_to(1)}, now, ttl);
+TEST_F(TablePublisherTest, StoredPathIsPublishedUntilItsTtlEnds) {
+  store(1, now);
   ASSERT_TRUE(find(1));
   EXPECT_EQ(find(1)->path.decode(), path_to(1));
   EXPECT_EQ(find(1)->produced_ms, 5000u);
@@ -67,45 +62,40 @@ TEST_F(TablePublisherTest, AcceptedAnswerIsPublishedUntilItsTtlEnds) {
   EXPECT_FALSE(find(1));
 }
 
-TEST_F(TablePublisherTest, RevalidationExtendsTheTtlAndAFailureUnpublishes) {
-  query(1, 1);
-  publisher.on_query_result(1, core::QueryResult{core::Error::ok, path_to(1)}, now, ttl);
-  query(2, 1);
-  publisher.on_query_result(2, core::QueryResult{core::Error::ok, path_to(1)}, now + 30s, ttl);
+TEST_F(TablePublisherTest, RevalidationExtendsTheTtlAndALossUnpublishes) {
+  store(1, now);
+  store(1, now + 30s);
   publisher.expire(now + ttl);
   EXPECT_TRUE(find(1)) << "the older expiry is outdated";
-  query(3, 1);
-  publisher.on_query_result(3, core::QueryResult{core::Error::no_record, {}}, now + 40s, ttl);
+  change(1, core::EntryState::valid);  // a DLID move: the new path came by on_stored
+  EXPECT_TRUE(find(1));
+  change(1, core::EntryState::failed);  // the SA has no path any more
   EXPECT_FALSE(find(1));
-}
-
-TEST_F(TablePublisherTest, CancelledQueriesAndMismatchedAnswersAreNotPublished) {
-  query(1, 1);
-  publisher.cancel_query(1);
-  EXPECT_EQ(fabric.cancelled, std::vector<core::QueryId>{1});
-  publisher.on_query_result(1, core::QueryResult{core::Error::ok, path_to(1)}, now, ttl);
-  EXPECT_FALSE(find(1)) << "late answer to a flushed query";
-  query(2, 2);
-  publisher.on_query_result(2, core::QueryResult{core::Error::ok, path_to(3)}, now, ttl);
+  store(2, now);
+  change(2, core::EntryState::gone);  // trap 65
   EXPECT_FALSE(find(2));
-  EXPECT_FALSE(find(3));
-  core::PathRecord zero = path_to(4);
-  zero.dlid = core::Lid{0};
-  query(3, 4);
-  publisher.on_query_result(3, core::QueryResult{core::Error::ok, zero}, now, ttl);
-  EXPECT_FALSE(find(4));
 }
 
-TEST_F(TablePublisherTest, AnswerByLidIsPublishedUnderTheDgidItNames) {
-  publisher.send_path_query(core::PathQuery{1, kLocal, std::nullopt, core::Lid{17}, core::Pkey{}});
-  publisher.on_query_result(1, core::QueryResult{core::Error::ok, path_to(7)}, now, ttl);
-  ASSERT_TRUE(find(7));
-  EXPECT_EQ(find(7)->path.decode().dlid.value, 17);
+TEST_F(TablePublisherTest, PathsOfTwoPortsAreKeyedApart) {
+  const core::Gid other = core::Gid::from_parts(0xfe80000000000001ull, 9);
+  store(1, now);
+  store(1, now, other);
+  EXPECT_EQ(publisher.published(), 2u);
+  change(1, core::EntryState::failed);  // kLocal's
+  EXPECT_FALSE(find(1));
+  EXPECT_TRUE(reader.lookup(shm::TableKey::of(other, dest(1), core::Pkey{})));
+}
+
+TEST_F(TablePublisherTest, NothingIsPublishedWhileDetached) {
+  publisher.attach(nullptr);
+  store(1, now);
+  change(1, core::EntryState::failed);
+  EXPECT_EQ(publisher.published(), 0u);
+  EXPECT_FALSE(publisher.next_expiry());
 }
 
 TEST_F(TablePublisherTest, RepublishKeepsOnlyWhatIsStillValid) {
-  query(1, 1);
-  publisher.on_query_result(1, core::QueryResult{core::Error::ok, path_to(1)}, now, ttl);
+  store(1, now);
   std::vector<core::CacheEntryView> entries;
   auto view = [](std::uint64_t n, core::EntryState state, core::Duration age) {
     return core::CacheEntryView{kLocal, dest(n), core::Pkey{}, state, path_to(n), age, 0s, core::Error::ok};

@@ -1,0 +1,136 @@
+// PortRouter (see port_router.h): which port's Resolver a request, cancel, neighbour or flush reaches.
+#include "server/daemon/port_router.h"
+
+#include <stdexcept>
+
+namespace ibat::server {
+
+namespace {
+constexpr int kIdShift = 56;       // request ids: port index in the top byte
+constexpr int kCursorShift = 24;   // PATHS cursors of a multi-port host: port index in the top byte
+constexpr std::uint32_t kCursorMask = (1u << kCursorShift) - 1;
+}  // namespace
+
+PortRouter::PortRouter(ResolverGate& only) { add(RoutedPort{&only, "", 0, {}}); }
+
+void PortRouter::add(RoutedPort port) {
+  if (ports_.size() >= 255) throw std::length_error("ibatd serves at most 255 ports");
+  port.gate->use_request_ids_from((static_cast<core::RequestId>(ports_.size()) << kIdShift) + 1);
+  ports_.push_back(std::move(port));
+}
+
+std::optional<std::size_t> PortRouter::find(std::string_view name) const {
+  for (std::size_t i = 0; i < ports_.size(); ++i)
+    if (ports_[i].name() == name) return i;
+  std::optional<std::size_t> only;  // a device name alone names its port if it has just one
+  for (std::size_t i = 0; i < ports_.size(); ++i) {
+    if (ports_[i].device != name) continue;
+    if (only) return std::nullopt;
+    only = i;
+  }
+  return only;
+}
+
+std::optional<std::size_t> PortRouter::find(std::string_view device, int number) const {
+  for (std::size_t i = 0; i < ports_.size(); ++i)
+    if (ports_[i].device == device && ports_[i].number == number) return i;
+  return std::nullopt;
+}
+
+std::optional<std::size_t> PortRouter::find(const core::Gid& gid) const {
+  for (std::size_t i = 0; i < ports_.size(); ++i)
+    if (ports_[i].local_port && ports_[i].local_port().gid == gid) return i;
+  return std::nullopt;
+}
+
+std::size_t PortRouter::default_port() const {
+  if (!default_name_.empty())
+    if (std::optional<std::size_t> named = find(default_name_)) return *named;
+  for (std::size_t i = 0; i < ports_.size(); ++i)
+    if (ports_[i].local_port && ports_[i].local_port().active) return i;
+  return 0;
+}
+
+core::RequestId PortRouter::fail_now(core::Completion& done, core::Error error) {
+  core::ResolveResult result;
+  result.error = error;
+  done(0, result);
+  return 0;
+}
+
+core::RequestId PortRouter::resolve(const core::ResolveRequest& request, core::Completion done) {
+  if (ports_.size() == 1) return ports_[0].gate->resolve(request, std::move(done));
+  std::optional<std::size_t> index = request.sgid ? find(*request.sgid) : default_port();
+  if (!index) return fail_now(done, core::Error::invalid);
+  return ports_[*index].gate->resolve(request, std::move(done));
+}
+
+core::RequestId PortRouter::resolve_on(std::string_view device, int number, const core::ResolveRequest& request,
+                                       core::Completion done) {
+  // A host of one IB port: the kernel asks only for it (the kernel asks the local SA for IB ports only).
+  std::optional<std::size_t> index = ports_.size() == 1 ? std::optional<std::size_t>(0) : find(device, number);
+  if (!index) return fail_now(done, core::Error::unreachable);
+  return ports_[*index].gate->resolve(request, std::move(done));
+}
+
+bool PortRouter::cancel(core::RequestId id) {
+  const std::size_t index = static_cast<std::size_t>(id >> kIdShift);
+  if (id == 0 || index >= ports_.size()) return false;
+  return ports_[index].gate->cancel(id);
+}
+
+void PortRouter::on_neighbour(const core::IpAddr& ip, const core::HwAddr& hw, std::optional<core::Lid> source_lid) {
+  for (RoutedPort& p : ports_) p.gate->on_neighbour(ip, hw, source_lid);
+}
+
+bool PortRouter::on_neighbour_removed(const core::IpAddr& ip) {
+  bool any = false;
+  for (RoutedPort& p : ports_) any = p.gate->on_neighbour_removed(ip) || any;
+  return any;
+}
+
+std::vector<core::Resolver::NeighbourView> PortRouter::neighbours() const {
+  return ports_.empty() ? std::vector<core::Resolver::NeighbourView>{} : resolver(0).neighbours();
+}
+
+std::size_t PortRouter::flush_all(std::optional<std::size_t> only) {
+  std::size_t dropped = 0;
+  for (std::size_t i = 0; i < ports_.size(); ++i)
+    if (!only || *only == i) dropped += ports_[i].gate->flush_all();
+  return dropped;
+}
+
+std::size_t PortRouter::flush(const core::Gid& dgid, std::optional<core::Pkey> pkey, std::optional<std::size_t> only) {
+  std::size_t dropped = 0;
+  for (std::size_t i = 0; i < ports_.size(); ++i)
+    if (!only || *only == i) dropped += ports_[i].gate->flush(dgid, pkey);
+  return dropped;
+}
+
+core::Resolver::EntryPage PortRouter::entries_page(std::uint32_t cursor, std::size_t limit) const {
+  if (ports_.size() == 1) return resolver(0).entries_page(cursor, limit);
+  core::Resolver::EntryPage page;
+  std::size_t index = cursor >> kCursorShift;
+  std::uint32_t local = cursor & kCursorMask;
+  for (; index < ports_.size() && page.entries.size() < limit; ++index, local = 0) {
+    core::Resolver::EntryPage part = resolver(index).entries_page(local, limit - page.entries.size());
+    page.entries.insert(page.entries.end(), part.entries.begin(), part.entries.end());
+    if (part.next) {
+      page.next = static_cast<std::uint32_t>(index << kCursorShift) | (*part.next & kCursorMask);
+      return page;
+    }
+  }
+  if (index < ports_.size()) page.next = static_cast<std::uint32_t>(index << kCursorShift);
+  return page;
+}
+
+std::vector<core::CacheEntryView> PortRouter::entries() const {
+  std::vector<core::CacheEntryView> all;
+  for (std::size_t i = 0; i < ports_.size(); ++i) {
+    std::vector<core::CacheEntryView> part = resolver(i).entries();
+    all.insert(all.end(), part.begin(), part.end());
+  }
+  return all;
+}
+
+}  // namespace ibat::server
