@@ -177,9 +177,27 @@ int run_resolve(const std::string& socket, const ResolveArgs& args) {
   return kExitOk;
 }
 
-int run_paths(const std::string& socket, bool as_json) {
+int run_paths(const std::string& socket, bool as_json, const std::string& port) {
   Handle h = connect(socket);
   json entries = fetch_json(h.get(), IBAT_LIST_PATHS, "cannot list paths");
+  if (!port.empty()) {
+    json stats = fetch_json(h.get(), IBAT_LIST_STATS, "cannot read the ports");
+    std::string gid;
+    std::vector<std::string> known;
+    for (const json& p : stats.value("ports", json::array())) {
+      known.push_back(p.value("name", ""));
+      if (p.value("name", "") == port) gid = p.value("gid", "");
+    }
+    if (gid.empty()) {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw UsageError("--port " + port + ": ibatd serves no such port (it serves " + list + ")");
+    }
+    json kept = json::array();
+    for (const json& e : entries)
+      if (e.value("sgid", "") == gid) kept.push_back(e);
+    entries = std::move(kept);
+  }
   std::cout << (as_json ? entries.dump() + "\n" : paths_table(entries));
   return kExitOk;
 }
@@ -190,6 +208,58 @@ int run_stats(const std::string& socket, bool as_json, bool prometheus) {
   json stats = fetch_json(h.get(), IBAT_LIST_STATS, "cannot read statistics");
   std::cout << (as_json ? stats.dump() + "\n" : prometheus ? stats_prometheus(stats) : stats_text(stats));
   return kExitOk;
+}
+
+int run_ports(const std::string& socket, bool as_json) {
+  Handle h = connect(socket);
+  json stats = fetch_json(h.get(), IBAT_LIST_STATS, "cannot read the ports");
+  std::cout << (as_json ? stats.value("ports", json::array()).dump() + "\n" : ports_table(stats));
+  return kExitOk;
+}
+
+namespace {
+// What keeps one port (an entry of stats "ports") from serving jobs; empty: nothing.
+std::vector<std::string> port_problems(const json& p) {
+  std::vector<std::string> problems;
+  const std::string state = p.value("state", "");
+  if (state == "link_down") problems.push_back("link down (check the cable and `ibstat`)");
+  else if (state != "active") problems.push_back("not active (" + state + "): the SM has not brought it up");
+  if (p.value("sm_lid", 0) == 0) problems.push_back("no SM (SM LID 0): is OpenSM running on this subnet?");
+  if (p.contains("sa_silent_s") && p["sa_silent_s"].is_number()) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.1f", p["sa_silent_s"].get<double>());
+    problems.push_back(std::string("SA not answering for ") + seconds + " s");
+  }
+  return problems;
+}
+}  // namespace
+
+int run_health(const std::string& socket, bool as_json) {
+  Handle h = connect(socket);
+  json stats = fetch_json(h.get(), IBAT_LIST_STATS, "cannot read the ports");
+  json report = json::array();
+  bool healthy = true;
+  std::string lines;
+  std::size_t count = 0;
+  for (const json& p : stats.value("ports", json::array())) {
+    ++count;
+    std::vector<std::string> problems = port_problems(p);
+    healthy = healthy && problems.empty();
+    report.push_back({{"port", p.value("name", "")}, {"healthy", problems.empty()}, {"problems", problems}});
+    for (const std::string& problem : problems) lines += p.value("name", "") + ": " + problem + "\n";
+  }
+  if (count == 0) {
+    healthy = false;
+    lines = "ibatd reports no ports (an ibatd older than this ibat?)\n";
+  }
+  if (as_json) {
+    std::cout << json{{"healthy", healthy}, {"ports", report}}.dump() << "\n";
+  } else {
+    std::cout << (healthy ? "ok: " + std::to_string(count) + " port" + (count == 1 ? "" : "s") +
+                                " active, with their SM and SA answering\n"
+                          : lines);
+  }
+  return healthy ? kExitOk : kExitUnhealthy;
 }
 
 int run_flush(const std::string& socket, const std::string& dgid_text, const std::string& pkey_text) {

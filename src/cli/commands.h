@@ -29,7 +29,13 @@ struct ResolveArgs {
 };
 
 int run_resolve(const std::string& socket, const ResolveArgs& args);
-int run_paths(const std::string& socket, bool json);
+// `port`: only the paths from that port ("mlx5_0:1"); "": every port's.
+int run_paths(const std::string& socket, bool json, const std::string& port = "");
+// One line per port (device, state, GID, LID, SM LID, subnet, entries, SA queries, pacer window).
+int run_ports(const std::string& socket, bool json);
+// 0 when every port ibatd serves is active with an SM and an answering SA; else kExitUnhealthy and
+// one line per port that is not (what a node health check runs before a node gets jobs).
+int run_health(const std::string& socket, bool json);
 int run_stats(const std::string& socket, bool json, bool prometheus);
 int run_flush(const std::string& socket, const std::string& dgid, const std::string& pkey);
 int run_neigh_add(const std::string& socket, const std::string& ip, const std::string& hw, const std::string& slid);

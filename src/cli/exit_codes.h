@@ -20,6 +20,7 @@ enum ExitCode : int {
   kExitInvalid = 15,      // ibatd refused the values (zero GID, bad P_Key, LID 0)
   kExitDenied = 16,       // privileged command without root / the admin group
   kExitUnsupported = 17,  // ibatd does not know this command (older daemon)
+  kExitUnhealthy = 18,    // ibat health: a port is not active, has no SM, or its SA does not answer
 };
 
 // The exit code for an ibat_status value.

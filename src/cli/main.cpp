@@ -81,8 +81,19 @@ int main(int argc, char** argv) {
   resolve_cmd->add_flag("--json", resolve.json, "print one JSON object");
 
   bool paths_json = false;
+  std::string paths_port;
   auto* paths_cmd = app.add_subcommand("paths", "List the path cache");
   paths_cmd->add_flag("--json", paths_json, "print a JSON array");
+  paths_cmd->add_option("--port", paths_port, "only the paths from this port (see 'ibat ports')")->type_name("CA:PORT");
+
+  bool ports_json = false;
+  auto* ports_cmd = app.add_subcommand("ports", "List the HCA ports ibatd serves");
+  ports_cmd->add_flag("--json", ports_json, "print a JSON array");
+
+  bool health_json = false;
+  auto* health_cmd = app.add_subcommand(
+      "health", "Exit 0 when every port is active with its SM and SA answering; else 18 and a line per port");
+  health_cmd->add_flag("--json", health_json, "print one JSON object");
 
   bool stats_json = false, stats_prom = false;
   auto* stats_cmd = app.add_subcommand("stats", "Show ibatd's counters");
@@ -132,7 +143,9 @@ int main(int argc, char** argv) {
     return fail_usage(command, "--socket is empty: give ibatd's socket path, e.g. " IBAT_DEFAULT_SOCKET);
   try {
     if (resolve_cmd->parsed()) return run_resolve(socket, resolve);
-    if (paths_cmd->parsed()) return run_paths(socket, paths_json);
+    if (paths_cmd->parsed()) return run_paths(socket, paths_json, paths_port);
+    if (ports_cmd->parsed()) return run_ports(socket, ports_json);
+    if (health_cmd->parsed()) return run_health(socket, health_json);
     if (stats_cmd->parsed()) return run_stats(socket, stats_json, stats_prom);
     if (flush_cmd->parsed()) return run_flush(socket, flush_dgid, flush_pkey);
     if (neigh_add->parsed()) return run_neigh_add(socket, neigh_ip, neigh_hw, neigh_slid);

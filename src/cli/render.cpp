@@ -162,14 +162,32 @@ std::string label_value(const std::string& text) {
   return out;
 }
 
-void prometheus_metric(std::ostringstream& out, const Metric& m, const json& value) {
-  out << "# HELP " << m.name << " " << m.help << "\n# TYPE " << m.name << " " << m.type << "\n";
+// One series of `m` (a number, or an object of counts by reason); `labels` is "" or
+// `device="mlx5_0",port="1"`.
+void prometheus_series(std::ostringstream& out, const Metric& m, const json& value, const std::string& labels) {
   if (value.is_object()) {
     for (const auto& [label, v] : value.items())
-      if (label != "total" && v.is_number()) out << m.name << "{reason=\"" << label_value(label) << "\"} " << v.dump() << "\n";
-  } else {
-    out << m.name << " " << value.dump() << "\n";
+      if (label != "total" && v.is_number())
+        out << m.name << "{" << labels << (labels.empty() ? "" : ",") << "reason=\"" << label_value(label) << "\"} "
+            << v.dump() << "\n";
+  } else if (value.is_number()) {
+    out << m.name << (labels.empty() ? "" : "{" + labels + "}") << " " << value.dump() << "\n";
   }
+}
+
+void prometheus_help(std::ostringstream& out, const Metric& m) {
+  out << "# HELP " << m.name << " " << m.help << "\n# TYPE " << m.name << " " << m.type << "\n";
+}
+
+// The ports of a multi-port ibatd (stats "ports") that carry a device name.
+std::vector<const json*> named_ports(const json& stats) {
+  std::vector<const json*> out;
+  auto ports = stats.find("ports");
+  if (ports == stats.end() || !ports->is_array()) return out;
+  for (const json& p : *ports)
+    if (p.is_object() && p.contains("device") && p["device"].is_string() && !p["device"].get<std::string>().empty())
+      out.push_back(&p);
+  return out;
 }
 
 }  // namespace
@@ -248,8 +266,26 @@ std::string neighbours_table(const json& neighbours) {
 
 std::string stats_text(const json& stats) {
   std::vector<std::pair<std::string, std::string>> items;
-  flatten(stats, "", items);
+  json totals = stats;
+  totals.erase("ports");  // `ibat ports` shows them
+  flatten(totals, "", items);
+  if (auto ports = stats.find("ports"); ports != stats.end() && ports->is_array())
+    items.emplace_back("ports", std::to_string(ports->size()) + " (ibat ports: one line each)");
   return key_values(items, "");
+}
+
+std::string ports_table(const json& stats) {
+  std::vector<std::vector<std::string>> rows;
+  auto ports = stats.find("ports");
+  if (ports != stats.end() && ports->is_array()) {
+    for (const json& p : *ports) {
+      rows.push_back({field(p, "name"), field(p, "state"), field(p, "gid"), field(p, "lid"), field(p, "sm_lid"),
+                      field(p, "subnet_prefix"), field(p, "entries"), field(p, "sa_queries"), field(p, "sa_window"),
+                      p.value("default", false) ? "yes" : ""});
+    }
+  }
+  return table({"PORT", "STATE", "GID", "LID", "SM_LID", "SUBNET", "ENTRIES", "SA_QUERIES", "SA_WINDOW", "DEFAULT"},
+               rows);
 }
 
 std::string stats_prometheus(const json& stats) {
@@ -260,13 +296,28 @@ std::string stats_prometheus(const json& stats) {
       << "ibat_build_info{version=\"" << label_value(shown) << "\"} 1\n";
   // Known statistics only, sorted by JSON path: one HELP and TYPE per family, no name twice. A
   // statistic of a newer ibatd appears once this ibat knows its name and meaning.
+  // A port's statistics are series labelled device and port (node_exporter's InfiniBand labels):
+  // sum() over them is the host's total. What belongs to the host (sockets, uptime) has no labels.
+  const std::vector<const json*> ports = named_ports(stats);
   for (const auto& [path, metric] : metric_catalog()) {
     std::string pointer = "/" + path;  // "fabric.mads_sent" -> "/fabric/mads_sent"
     std::replace(pointer.begin(), pointer.end(), '.', '/');
     json::json_pointer at(pointer);
+    const bool per_port = !ports.empty() && ports.front()->contains(at);
+    if (per_port) {
+      prometheus_help(out, metric);
+      for (const json* p : ports) {
+        const std::string labels = "device=\"" + label_value((*p)["device"].get<std::string>()) + "\",port=\"" +
+                                   (*p)["port"].dump() + "\"";
+        if (p->contains(at)) prometheus_series(out, metric, p->at(at), labels);
+      }
+      continue;
+    }
     if (!stats.contains(at)) continue;
     const json& value = stats.at(at);
-    if (value.is_number() || value.is_object()) prometheus_metric(out, metric, value);
+    if (!value.is_number() && !value.is_object()) continue;
+    prometheus_help(out, metric);
+    prometheus_series(out, metric, value, "");
   }
   return out.str();
 }

@@ -23,6 +23,8 @@ std::string neighbours_table(const nlohmann::json& neighbours);
 
 // Every counter as aligned "name: value" lines; nested objects as "section.name".
 std::string stats_text(const nlohmann::json& stats);
+// `ibat ports`: one line per port of the stats' "ports" array.
+std::string ports_table(const nlohmann::json& stats);
 // Prometheus text exposition format (HELP and TYPE lines, metric names ibat_*).
 std::string stats_prometheus(const nlohmann::json& stats);
 

@@ -126,11 +126,15 @@ int main(int argc, char** argv) {
   int timeout_ms = 2000;
   std::uint32_t rounds = 1;
   std::size_t bench = 0;
+  std::string device = "mlx5_0";
+  int port = 1;
   CLI::App app{"ibat-kernel-twin: ask ibatd's local SA socket the way the Linux kernel does"};
   app.add_option("--socket", socket_path, "ibatd's [linux] local_sa_socket")->required();
   app.add_option("--sgid", sgid_text, "source GID (the local port)")->required();
   app.add_option("--caller", caller_text, "ipoib, rdma_cm or srp")->check(CLI::IsMember({"ipoib", "rdma_cm", "srp"}));
   app.add_option("--pkey", pkey_text, "P_Key");
+  app.add_option("--device", device, "the HCA the kernel names in the resolve header (default mlx5_0)");
+  app.add_option("--port", port, "its port number (default 1)")->check(CLI::Range(0, 255));
   app.add_option("--kernel-timeout-ms", timeout_ms, "the kernel's local SA timeout (it then asks the SA)");
   app.add_option("--rounds", rounds, "ask for every DGID this many times");
   app.add_option("--bench", bench, "time N cached answers against an in-process echo baseline; print JSON");
@@ -160,7 +164,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     query.dgid = *dgid;
-    requests.push_back(twin::build_resolve(query, ++seq));
+    requests.push_back(twin::build_resolve(query, ++seq, device, static_cast<std::uint8_t>(port)));
   }
   const int fd = connect_twin(socket_path);
   if (fd < 0) {

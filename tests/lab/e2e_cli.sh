@@ -72,9 +72,23 @@ assert s["resolves"] >= 7 and s["cache_hits"] >= 6 and s["entries"] == all and s
 assert s["sa_tables_answered"] == 1 and s["table_paths"] == all, s
 PY
 pass "stats --json: $(jq_py "$stats" '{k: j[k] for k in ("resolves", "cache_hits", "sa_queries", "entries")}')"
+# ports and health: the one port of this host, active with its SM
+ports=$(cli d ports --json)
+device=$(jq_py "$ports" 'j[0]["device"]')
+port=$(jq_py "$ports" 'j[0]["port"]')
+expect_eq "ports --json: one active port with every entry" \
+  "$(jq_py "$ports" 'len(j), j[0]["state"], j[0]["entries"] == '"$all"', j[0]["sm_lid"] > 0, j[0]["default"]')" "(1, 'active', True, True, True)"
+expect_contains "ports (table)" "$(cli d ports)" "$device:$port"
+expect_exit 0 "health" -- cli d health
+expect_contains "health says why it is fine" "$(cli d health)" "ok: 1 port active"
+expect_eq "paths --port: this port's paths" "$(jq_py "$(cli d paths --port "$device:$port" --json)" 'len(j)')" "$all"
+expect_exit 2 "paths --port of a port ibatd does not serve" -- cli d paths --port nosuch:1
+expect_contains "unknown --port message" "$LAST_ERR" "ibatd serves no such port (it serves $device:$port)"
+
 prom=$(cli d stats --prometheus)
-expect_contains "stats --prometheus" "$prom" "ibat_cache_entries $all"
-expect_contains "stats --prometheus" "$prom" "ibat_sa_tables_answered_total 1"
+labels="device=\"$device\",port=\"$port\""
+expect_contains "stats --prometheus" "$prom" "ibat_cache_entries{$labels} $all"
+expect_contains "stats --prometheus" "$prom" "ibat_sa_tables_answered_total{$labels} 1"
 lint=$(promtool check metrics <<<"$prom" 2>&1) || fail "promtool check metrics: $lint"
 expect_eq "promtool check metrics findings" "$lint" ""
 

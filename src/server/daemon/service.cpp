@@ -185,7 +185,14 @@ void Service::refresh_table() {
   if (!table_.attached()) return;
   // Clients that name no source GID look up the default port's.
   table_.set_defaults(ports_[router_.default_port()]->local_port().gid, config_.policy.default_pkey);
-  table_.republish(router_.entries(), clock_.now(), config_.policy.path_ttl);
+  // A port whose cable is out serves nothing (its Resolver fails its requests): nor does the table.
+  std::vector<core::CacheEntryView> entries;
+  for (const auto& p : ports_) {
+    if (p->local_port().link_down) continue;
+    std::vector<core::CacheEntryView> part = p->resolver().entries();
+    entries.insert(entries.end(), part.begin(), part.end());
+  }
+  table_.republish(entries, clock_.now(), config_.policy.path_ttl);
   schedule_table_expiry();
 }
 

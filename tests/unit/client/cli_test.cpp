@@ -45,7 +45,7 @@ TEST(Cli, BadArgumentsExitTwoAndNameTheInput) {
            {{"neigh", "add", "10.0.0.1", "zz"}, "HWADDR 'zz'"},
            {{"neigh", "add", "10.0.0.1", "80:00:00:48:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"},
             "has a zero GID"},
-           {{"frobnicate"}, "ibat: unknown command 'frobnicate' (commands: resolve, paths, stats, flush, neigh, watch)"},
+           {{"frobnicate"}, "ibat: unknown command 'frobnicate' (commands: resolve, paths, ports, health, stats, flush, neigh, watch)"},
            {{}, "ibat: a command is required (commands: resolve, paths"},
            {{"--bogus"}, "unknown option '--bogus'"},
            {{"neigh", "foo"}, "ibat neigh: unknown command 'foo' (commands: add, del, list, replay)"},
@@ -226,6 +226,78 @@ TEST(Cli, CacheOnlyMissSaysNotCachedAndNotSaquery) {
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("saquery"), std::string::npos) << r.err;
+}
+
+// STATS of a two-port host: mlx5_0:1 active, mlx5_1:1 with its cable out and its SA silent.
+void two_port_daemon(FakeServer& s, const ReceivedFrame& f) {
+  std::vector<std::uint8_t> out;
+  auto op = static_cast<protocol::Op>(f.header.op);
+  if (op != protocol::Op::stats) {
+    protocol::append_empty_reply(out, f.header.id, op, protocol::Status::denied);
+    return s.reply(out);
+  }
+  protocol::append_chunked_reply(
+      out, op, f.header.id,
+      R"({"resolves":7,"entries":5,"uptime_s":3,"version":"9.8.7","server":{"connections":1},"fabric":{"mads_sent":12},)"
+      R"("ports":[{"name":"mlx5_0:1","device":"mlx5_0","port":1,"state":"active","gid":"fe80::1","lid":3,"sm_lid":1,)"
+      R"("subnet_prefix":"0xfe80000000000000","entries":3,"resolves":4,"sa_queries":2,"sa_window":4,"default":true,)"
+      R"("failures":{"timeout":0,"total":0},"fabric":{"mads_sent":5}},)"
+      R"({"name":"mlx5_1:1","device":"mlx5_1","port":1,"state":"link_down","gid":"fe80::2","lid":4,"sm_lid":0,)"
+      R"("subnet_prefix":"0xfe80000000000000","entries":2,"resolves":3,"sa_queries":9,"sa_window":1,"default":false,)"
+      R"("sa_silent_s":12.5,"failures":{"timeout":2,"total":2},"fabric":{"mads_sent":7}}]})");
+  s.reply(out);
+}
+
+TEST(Cli, PortsListsEveryPortOnALine) {
+  FakeServer server(two_port_daemon);
+  CliRun r = ibat({"--socket", server.path(), "ports"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("PORT"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mlx5_1:1  link_down"), std::string::npos) << r.out;
+  FakeServer again(two_port_daemon);  // one connection each
+  CliRun j = ibat({"--socket", again.path(), "ports", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(j.out).size(), 2u);
+}
+
+TEST(Cli, HealthFailsWithALinePerProblemOfEachPort) {
+  FakeServer server(two_port_daemon);
+  CliRun r = ibat({"--socket", server.path(), "health"});
+  EXPECT_EQ(r.exit_code, 18);
+  EXPECT_EQ(r.out,
+            "mlx5_1:1: link down (check the cable and `ibstat`)\n"
+            "mlx5_1:1: no SM (SM LID 0): is OpenSM running on this subnet?\n"
+            "mlx5_1:1: SA not answering for 12.5 s\n");
+  FakeServer again(two_port_daemon);  // one connection each
+  CliRun j = ibat({"--socket", again.path(), "health", "--json"});
+  EXPECT_EQ(j.exit_code, 18);
+  nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_FALSE(doc["healthy"]);
+  EXPECT_TRUE(doc["ports"][0]["healthy"]);
+  EXPECT_EQ(doc["ports"][1]["problems"].size(), 3u);
+}
+
+TEST(Cli, HealthOfAnOlderDaemonWithoutPortsIsNotHealthy) {
+  FakeServer server(fake_daemon);
+  CliRun r = ibat({"--socket", server.path(), "health"});
+  EXPECT_EQ(r.exit_code, 18);
+  EXPECT_EQ(r.out, "ibatd reports no ports (an ibatd older than this ibat?)\n");
+}
+
+TEST(Cli, PrometheusLabelsAPortsSeriesWithDeviceAndPortAndTheHostsNot) {
+  FakeServer server(two_port_daemon);
+  CliRun r = ibat({"--socket", server.path(), "stats", "--prometheus"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# TYPE ibat_resolves_total counter\nibat_resolves_total{device=\"mlx5_0\",port=\"1\"} 4\n"
+                       "ibat_resolves_total{device=\"mlx5_1\",port=\"1\"} 3\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("ibat_resolves_total 7"), std::string::npos) << "no unlabelled total beside the ports: " << r.out;
+  EXPECT_NE(r.out.find("ibat_resolve_failures_total{device=\"mlx5_1\",port=\"1\",reason=\"timeout\"} 2\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("ibat_mads_sent_total{device=\"mlx5_1\",port=\"1\"} 7\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ibat_connections_open 1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ibat_uptime_seconds 3\n"), std::string::npos) << r.out;
 }
 
 TEST(Cli, StatsPrometheusFollowsTheConventions) {
