@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
 # Runs the benchmark binaries of the release build (`make bench`). Extra arguments are passed to
 # each Google Benchmark binary (e.g. --benchmark_filter=CacheHit). To add a suite, append its
-# binary to BENCHES. ibat-bench (end to end through ibatd) gets a lab fabric with ibatd on one host,
+# binary to BENCHES (the environment's BENCHES picks some). ibat-bench (end to end through ibatd) gets a lab fabric with ibatd on one host,
 # started here and always torn down; its JSON is also kept in $BIN_DIR/../ibat-bench.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN_DIR=${BIN_DIR:-build/bin}
-BENCHES=(
-  ibat-bench-core
-  ibat-bench
-)
+read -r -a BENCHES <<<"${BENCHES:-ibat-bench-core ibat-bench}"  # BENCHES="ibat-bench": that one only
 
 # What run_ibat_bench started; stopped on exit whatever happens.
 name=bench-$$ work="" daemon=""

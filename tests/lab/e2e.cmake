@@ -14,3 +14,5 @@ endforeach()
 set_tests_properties(e2e.quiet PROPERTIES TIMEOUT 400)
 # e2e.prefetch brings up a 480-host tree twice over (start and a restart with new LIDs).
 set_tests_properties(e2e.prefetch PROPERTIES TIMEOUT 300)
+# e2e.multi_rail waits out a 120 s idle window of a four-port ibatd.
+set_tests_properties(e2e.multi_rail PROPERTIES TIMEOUT 400)

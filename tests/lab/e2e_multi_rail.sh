@@ -6,7 +6,7 @@
 # that port's answer (an unknown device: F_ERR at once); ib_acme by source GID, an unknown source
 # GID refused; `ibat health` is 0. Unlinking one HCA's cable: its requests fail `unreachable`
 # (kernel: F_ERR) and `health` names it, the other three serve every destination with 0 failures;
-# after the relink it serves again.
+# after the relink it serves again. Idle, each port sends at most 2 remote MADs in 120 s.
 source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/e2e_lib.sh"
 TWIN=${KERNEL_TWIN:-$BIN/ibat-kernel-twin}
@@ -83,6 +83,20 @@ done
 out=$("$ACME" -S "$acm" -f g -s fe80::dead:beef -d "$(host "$name" g0002-mlx5_1 gid)" 2>&1) || true
 [[ $out != *"return status 0x0"* ]] || fail "ib_acme with an unknown source GID succeeded: $out"
 pass "ib_acme with a source GID no port has is refused"
+
+# idle: each of the four ports sends its SM/SA no more than one port alone does (e2e.quiet: <= 2
+# remote MADs in 120 s); the counters are the evidence, so the window is waited out
+remote_mads() { jq_py "$(cli d ports --json)" '" ".join(str(p["fabric"]["remote_mads_sent"]) for p in sorted(j, key=lambda p: p["name"]))'; }
+settled=$(remote_mads)
+until [[ $settled == "$(remote_mads)" ]]; do sleep 1; settled=$(remote_mads); done
+sleep 120
+python3 - "$settled" "$(remote_mads)" <<'PY' || fail "idle remote MADs per port over 120 s: before $settled, after $(remote_mads)"
+import sys
+before, after = (list(map(int, a.split())) for a in sys.argv[1:3])
+sent = [a - b for a, b in zip(after, before)]
+assert len(sent) == 4 and all(n <= 2 for n in sent), sent
+print("ok: idle 120 s, remote MADs per port:", sent)
+PY
 
 # unlink mlx5_2's cable: its requests fail, the other three serve everything
 "$LAB" link --name "$name" down "g0001-mlx5_2[1]" >/dev/null

@@ -37,13 +37,15 @@ write_config() {
 }
 
 # start_ibatd NAME NODE TAG [ARGS...]: ibatd on NODE (host:H: on every HCA of host H, the umad
-# twin's `run --host`) with socket $DAEMON_DIR/TAG.sock, snapshot
+# twin's `run --host`; IBATD_ALSO="FABRIC:NODE ..." adds CAs of other fabrics) with socket
+# $DAEMON_DIR/TAG.sock, snapshot
 # TAG.cache and stderr in TAG.err, ARGS added; returns once the socket exists. Unless ARGS hold a
 # --config, the config is TAG.toml (write_config'd unless it exists).
 start_ibatd() {
   local name=$1 node=$2 tag=$3; shift 3
   local config=(--config "$DAEMON_DIR/$tag.toml") arg where=(--node "$node")
   [[ $node != host:* ]] || where=(--host "${node#host:}")
+  for arg in ${IBATD_ALSO:-}; do where+=(--also "$arg"); done
   for arg in "$@"; do [[ $arg != --config ]] || config=(); done
   if ((${#config[@]})) && [[ ! -f ${config[1]} ]]; then write_config "${config[1]}"; fi
   rm -f "$DAEMON_DIR/$tag.sock"

@@ -16,8 +16,20 @@ const std::vector<std::string> kReasons{"timeout",  "unreachable", "no-record", 
 Destination parse_destination(const std::string& text, const std::string& where) {
   Destination d;
   std::istringstream fields(text);
-  std::string target, lid;
-  fields >> target >> lid;
+  std::string target, lid, field;
+  fields >> target;
+  while (fields >> field) {
+    if (field.rfind("from=", 0) == 0) {  // the source GID: the port of a multi-port host that asks
+      ibat_target source{};
+      if (ibat_parse_target(field.c_str() + 5, &source) != IBAT_OK || source.type != IBAT_TARGET_GID)
+        throw CLI::ValidationError(where, "not a source GID: '" + field + "'");
+      d.sgid = source.u.gid;
+    } else if (lid.empty()) {
+      lid = field;
+    } else {
+      throw CLI::ValidationError(where, "unexpected field '" + field + "' (use: TARGET [DLID] [from=SGID])");
+    }
+  }
   if (ibat_parse_target(target.c_str(), &d.target) != IBAT_OK)
     throw CLI::ValidationError(where, "not a GID, LID, IP or hardware address: '" + target + "'");
   d.text = target;
@@ -30,7 +42,7 @@ Destination parse_destination(const std::string& text, const std::string& where)
   return d;
 }
 
-// One destination per line: "TARGET [DLID]"; blank lines and lines starting with '#' are skipped.
+// One destination per line: "TARGET [DLID] [from=SGID]"; blank lines and lines starting with '#' are skipped.
 void read_destinations(const std::string& path, std::vector<Destination>& out) {
   std::ifstream in(path);
   if (!in) throw CLI::ValidationError("--dgids", "cannot read '" + path + "'");
@@ -53,7 +65,7 @@ std::optional<Options> parse_options(int argc, char** argv, int& exit_code) {
                "exits 1 if an invariant is violated, 2 on a usage or connection error."};
   app.add_option("--socket", o.sockets, "ibatd socket (repeatable; connections are spread over them)")
       ->required();
-  app.add_option("--dgids", dgid_files, "file of destinations, one per line: TARGET [EXPECTED_DLID]");
+  app.add_option("--dgids", dgid_files, "file of destinations, one per line: TARGET [EXPECTED_DLID] [from=SOURCE_GID]");
   app.add_option("--dgid", dgids, "a destination (GID, LID, IP; repeatable)");
   app.add_option("--connections", o.connections, "connections in all")->check(CLI::Range(1u, 60000u));
   app.add_option("--depth", o.depth, "requests outstanding per connection")->check(CLI::Range(1u, 1024u));

@@ -15,6 +15,7 @@ struct Destination {
   ibat_target target{};
   std::string text;                    // as given, for reports
   std::optional<std::uint16_t> dlid;   // when known: every successful answer must carry it
+  std::optional<ibat_gid> sgid;        // asked from this source GID (a port of a multi-port host)
 };
 
 struct Options {

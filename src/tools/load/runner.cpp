@@ -65,6 +65,10 @@ bool Runner::send_one(Connection& c, Clock::time_point now) {
   ibat_resolve_opts opts{};
   opts.timeout_ms = options_.timeout_ms;
   if (uncached) opts.flags |= IBAT_RESOLVE_FORCE_SA;
+  if (d.sgid) {
+    opts.flags |= IBAT_RESOLVE_SGID;
+    opts.sgid = *d.sgid;
+  }
   Record& r = ledger_.open(now, d.dlid, uncached);
   int rc = ibat_resolve_async(c.handle, &d.target, &opts, &Ledger::on_answer, &r, nullptr);
   if (rc != IBAT_OK) {

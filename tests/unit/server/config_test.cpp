@@ -128,6 +128,20 @@ TEST(Config, StringRulesAreEnforced) {
               HasSubstr("server.socket_mode = 0o1777: expected an integer in [0o0, 0o777]"));
 }
 
+TEST(Config, PortsAreAListOfDevicePortNamesAndTheDefaultOneOfThem) {
+  ConfigResult r = parse_config("[fabric]\nports = [\"mlx5_0:1\", \"mlx5_3\"]\ndefault_port = \"mlx5_3:1\"\n", "p.toml");
+  ASSERT_TRUE(r.ok()) << r.errors.front();
+  EXPECT_EQ(r.config.fabric_ports.ports, (std::vector<std::string>{"mlx5_0:1", "mlx5_3"}));
+  EXPECT_EQ(r.config.fabric_ports.default_port, "mlx5_3:1");
+  EXPECT_TRUE(parse_config("[fabric]\nports = []\n", "p.toml").ok());
+  for (const char* bad : {"[\"mlx5_0:0\"]", "[\"mlx5_0:255\"]", "[\":1\"]", "[\"mlx5 0:1\"]", "[1]", "\"mlx5_0:1\""})
+    EXPECT_THAT(only_error(parse_config(std::string("[fabric]\nports = ") + bad + "\n", "p.toml")),
+                HasSubstr("expected an array of ports as \"device:port\""))
+        << bad;
+  EXPECT_THAT(only_error(parse_config("[fabric]\ndefault_port = \"mlx5_0:x\"\n", "p.toml")),
+              HasSubstr("fabric.default_port = \"mlx5_0:x\": expected a port as \"device:port\""));
+}
+
 TEST(Config, UnknownKeysAndTablesAreErrorsListingTheAcceptedOnes) {
   std::string e = only_error(parse_config("[policy]\npath_ttl = 5\n", "t.toml"));
   EXPECT_THAT(e, HasSubstr("t.toml:2:12: unknown key 'policy.path_ttl'"));
@@ -321,6 +335,7 @@ TEST(ConfigChanges, DescribedConfigParsesBackToItself) {
   custom.policy.default_pkey = core::Pkey{0x7fff};
   custom.server.socket_mode = 0640;
   custom.fabric.subscribe_traps = false;
+  custom.fabric_ports.ports = {"mlx5_0:1", "mlx5_2"};
   custom.snapshot.cache_file = "/tmp/a \"quoted\" \\ name";
   std::string text;
   std::string section;
