@@ -124,6 +124,17 @@ json fetch_json(ibat_t* h, int listing, const std::string& what) {
   return doc;
 }
 
+// The GID of the port `name` ("mlx5_0:1") as ibatd lists it; a port it does not serve is a usage error.
+std::string port_gid(ibat_t* h, const std::string& name) {
+  json stats = fetch_json(h, IBAT_LIST_STATS, "cannot read the ports");
+  std::string list;
+  for (const json& p : stats.value("ports", json::array())) {
+    if (p.value("name", "") == name) return p.value("gid", "");
+    list += (list.empty() ? "" : ", ") + p.value("name", "");
+  }
+  throw UsageError("--port " + name + ": ibatd serves no such port (it serves " + list + ")");
+}
+
 }  // namespace
 
 int run_resolve(const std::string& socket, const ResolveArgs& args) {
@@ -181,18 +192,7 @@ int run_paths(const std::string& socket, bool as_json, const std::string& port) 
   Handle h = connect(socket);
   json entries = fetch_json(h.get(), IBAT_LIST_PATHS, "cannot list paths");
   if (!port.empty()) {
-    json stats = fetch_json(h.get(), IBAT_LIST_STATS, "cannot read the ports");
-    std::string gid;
-    std::vector<std::string> known;
-    for (const json& p : stats.value("ports", json::array())) {
-      known.push_back(p.value("name", ""));
-      if (p.value("name", "") == port) gid = p.value("gid", "");
-    }
-    if (gid.empty()) {
-      std::string list;
-      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw UsageError("--port " + port + ": ibatd serves no such port (it serves " + list + ")");
-    }
+    const std::string gid = port_gid(h.get(), port);
     json kept = json::array();
     for (const json& e : entries)
       if (e.value("sgid", "") == gid) kept.push_back(e);
@@ -262,16 +262,21 @@ int run_health(const std::string& socket, bool as_json) {
   return healthy ? kExitOk : kExitUnhealthy;
 }
 
-int run_flush(const std::string& socket, const std::string& dgid_text, const std::string& pkey_text) {
+int run_flush(const std::string& socket, const std::string& dgid_text, const std::string& pkey_text,
+              const std::string& port) {
   if (dgid_text.empty() && !pkey_text.empty()) throw UsageError("--pkey needs --dgid");
   std::optional<ibat_gid> dgid;
   if (!dgid_text.empty()) dgid = parse_gid("--dgid", dgid_text);
   std::uint16_t pkey = pkey_text.empty() ? 0 : parse_pkey("--pkey", pkey_text);
   Handle h = connect(socket);
+  std::optional<ibat_gid> sgid;
+  if (!port.empty()) sgid = parse_gid("--port", port_gid(h.get(), port));
   std::uint32_t dropped = 0;
-  check(h.get(), ibat_flush_count(h.get(), dgid ? &*dgid : nullptr, pkey, &dropped), "cannot flush");
+  check(h.get(), ibat_flush_port(h.get(), sgid ? &*sgid : nullptr, dgid ? &*dgid : nullptr, pkey, &dropped),
+        "cannot flush");
   std::string count = dropped == UINT32_MAX ? "cached paths" : std::to_string(dropped) + (dropped == 1 ? " cached path" : " cached paths");
-  std::cout << "flushed " << count << (dgid ? " to " + dgid_text : std::string()) << "\n";
+  std::cout << "flushed " << count << (dgid ? " to " + dgid_text : std::string()) << (port.empty() ? "" : " from " + port)
+            << "\n";
   return kExitOk;
 }
 

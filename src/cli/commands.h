@@ -37,7 +37,8 @@ int run_ports(const std::string& socket, bool json);
 // one line per port that is not (what a node health check runs before a node gets jobs).
 int run_health(const std::string& socket, bool json);
 int run_stats(const std::string& socket, bool json, bool prometheus);
-int run_flush(const std::string& socket, const std::string& dgid, const std::string& pkey);
+// `port`: only the paths from that port ("mlx5_0:1"); "": every port's.
+int run_flush(const std::string& socket, const std::string& dgid, const std::string& pkey, const std::string& port);
 int run_neigh_add(const std::string& socket, const std::string& ip, const std::string& hw, const std::string& slid);
 int run_neigh_del(const std::string& socket, const std::string& ip);
 int run_neigh_list(const std::string& socket, bool json);

@@ -100,10 +100,11 @@ int main(int argc, char** argv) {
   stats_cmd->add_flag("--json", stats_json, "print one JSON object");
   stats_cmd->add_flag("--prometheus", stats_prom, "print Prometheus text exposition format");
 
-  std::string flush_dgid, flush_pkey;
+  std::string flush_dgid, flush_pkey, flush_port;
   auto* flush_cmd = app.add_subcommand("flush", "Drop cached paths (all, or those to one destination)");
   flush_cmd->add_option("--dgid", flush_dgid, "only paths to this GID")->type_name("GID");
   flush_cmd->add_option("--pkey", flush_pkey, "only this P_Key of --dgid")->type_name("P");
+  flush_cmd->add_option("--port", flush_port, "only the paths from this port (see 'ibat ports')")->type_name("CA:PORT");
 
   auto* neigh_cmd = app.add_subcommand("neigh", "Manage the neighbour (IP to IPoIB address) table");
   neigh_cmd->require_subcommand(1);
@@ -147,7 +148,7 @@ int main(int argc, char** argv) {
     if (ports_cmd->parsed()) return run_ports(socket, ports_json);
     if (health_cmd->parsed()) return run_health(socket, health_json);
     if (stats_cmd->parsed()) return run_stats(socket, stats_json, stats_prom);
-    if (flush_cmd->parsed()) return run_flush(socket, flush_dgid, flush_pkey);
+    if (flush_cmd->parsed()) return run_flush(socket, flush_dgid, flush_pkey, flush_port);
     if (neigh_add->parsed()) return run_neigh_add(socket, neigh_ip, neigh_hw, neigh_slid);
     if (neigh_del->parsed()) return run_neigh_del(socket, neigh_ip);
     if (neigh_list->parsed()) return run_neigh_list(socket, neigh_json);

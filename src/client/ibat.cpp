@@ -281,9 +281,14 @@ int ibat_neigh_del(ibat_t* h, const ibat_target* ip) {
 int ibat_flush(ibat_t* h, const ibat_gid* dgid, uint16_t pkey) { return ibat_flush_count(h, dgid, pkey, nullptr); }
 
 int ibat_flush_count(ibat_t* h, const ibat_gid* dgid, uint16_t pkey, uint32_t* dropped) {
+  return ibat_flush_port(h, nullptr, dgid, pkey, dropped);
+}
+
+int ibat_flush_port(ibat_t* h, const ibat_gid* sgid, const ibat_gid* dgid, uint16_t pkey, uint32_t* dropped) {
   if (dropped) *dropped = UINT32_MAX;
   return guarded([&] {
     protocol::FlushRequest req;
+    if (sgid) req.sgid = core::Gid{std::to_array(sgid->raw)};
     if (dgid) req.dgid = core::Gid{std::to_array(dgid->raw)};
     if (dgid && pkey) req.pkey = core::Pkey{pkey};
     return simple_request(

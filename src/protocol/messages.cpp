@@ -227,21 +227,33 @@ Decoded<NeighDel> decode_neigh_del(Bytes payload) {
 
 void append_flush(std::vector<std::uint8_t>& out, std::uint32_t id, const FlushRequest& req) {
   std::size_t start = begin_frame(out, static_cast<std::uint8_t>(Op::flush), Status::ok, 0, id);
-  if (req.dgid) {
+  if (req.dgid || req.sgid) {
     WireWriter w{out};
-    w.bytes(req.dgid->raw);
-    w.u16(req.pkey ? req.pkey->value : 0);
+    w.bytes(req.dgid ? req.dgid->raw : core::Gid{}.raw);
+    w.u16(req.dgid && req.pkey ? req.pkey->value : 0);
+    if (req.sgid) w.bytes(req.sgid->raw);
   }
   finish_frame(out, start);
 }
 
 Decoded<FlushRequest> decode_flush(Bytes payload) {
   if (payload.empty()) return FlushRequest{};
-  if (payload.size() != 18) return Decoded<FlushRequest>::failure(size_error("FLUSH", payload.size(), "0 or 18"));
+  if (payload.size() != 18 && payload.size() != 34)
+    return Decoded<FlushRequest>::failure(size_error("FLUSH", payload.size(), "0, 18 or 34"));
   WireReader r{payload};
   FlushRequest req;
-  req.dgid = core::Gid{r.array<16>()};
-  if (std::uint16_t pkey = r.u16()) req.pkey = core::Pkey{pkey};
+  const core::Gid dgid{r.array<16>()};
+  const std::uint16_t pkey = r.u16();
+  if (payload.size() == 34) {
+    req.sgid = core::Gid{r.array<16>()};
+    if (req.sgid->is_zero()) return Decoded<FlushRequest>::failure("FLUSH: a source GID of zero");
+    if (dgid.is_zero()) {
+      if (pkey != 0) return Decoded<FlushRequest>::failure("FLUSH: a P_Key without a destination GID");
+      return req;
+    }
+  }
+  req.dgid = dgid;
+  if (pkey) req.pkey = core::Pkey{pkey};
   return req;
 }
 

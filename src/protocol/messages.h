@@ -60,8 +60,9 @@ struct NeighDel {
 };
 // FLUSH body: no dgid = everything; dgid without pkey = every P_Key of that destination.
 struct FlushRequest {
-  std::optional<core::Gid> dgid;
-  std::optional<core::Pkey> pkey;
+  std::optional<core::Gid> dgid;   // unset: every destination
+  std::optional<core::Pkey> pkey;  // with dgid: that P_Key only
+  std::optional<core::Gid> sgid;   // only the paths from this source GID (one port of the host)
   bool operator==(const FlushRequest&) const = default;
 };
 // CANCEL body: the id of an earlier request on the same connection.

@@ -84,6 +84,18 @@ out=$("$ACME" -S "$acm" -f g -s fe80::dead:beef -d "$(host "$name" g0002-mlx5_1 
 [[ $out != *"return status 0x0"* ]] || fail "ib_acme with an unknown source GID succeeded: $out"
 pass "ib_acme with a source GID no port has is refused"
 
+# flush --port drops that port's paths only
+before=$(jq_py "$(cli d ports --json)" '{p["name"]: p["entries"] for p in j}')
+expect_contains "flush --port mlx5_1:1" "$(cli d flush --port mlx5_1:1)" "from mlx5_1:1"
+python3 - "$before" "$(jq_py "$(cli d ports --json)" '{p["name"]: p["entries"] for p in j}')" <<'PY' || fail "flush --port: before $before"
+import ast, sys
+before, after = (ast.literal_eval(a) for a in sys.argv[1:3])
+assert after["mlx5_1:1"] == 0 and before["mlx5_1:1"] > 0, (before, after)
+assert all(after[k] == v for k, v in before.items() if k != "mlx5_1:1"), (before, after)
+PY
+pass "flush --port mlx5_1:1 dropped its paths, the other ports kept theirs"
+expect_exit 2 "flush --port of a port ibatd does not serve" -- cli d flush --port mlx5_9:1
+
 # idle: each of the four ports sends its SM/SA no more than one port alone does (e2e.quiet: <= 2
 # remote MADs in 120 s); the counters are the evidence, so the window is waited out
 remote_mads() { jq_py "$(cli d ports --json)" '" ".join(str(p["fabric"]["remote_mads_sent"]) for p in sorted(j, key=lambda p: p["name"]))'; }

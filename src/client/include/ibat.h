@@ -161,6 +161,9 @@ int ibat_flush(ibat_t* h, const ibat_gid* dgid, uint16_t pkey);
 /* ibat_flush that also reports how many cache entries were dropped in *dropped (if not NULL);
  * UINT32_MAX when the daemon is too old to say. */
 int ibat_flush_count(ibat_t* h, const ibat_gid* dgid, uint16_t pkey, uint32_t* dropped);
+/* ibat_flush_count of one port of a multi-port host: only the paths from source GID *sgid (the
+ * port's GID, see `ibat ports`); dgid NULL: every destination. A GID no port has: IBAT_EINVALID. */
+int ibat_flush_port(ibat_t* h, const ibat_gid* sgid, const ibat_gid* dgid, uint16_t pkey, uint32_t* dropped);
 
 enum ibat_listing { IBAT_LIST_PATHS = 5, IBAT_LIST_STATS = 6, IBAT_LIST_NEIGH = 4 };
 /* Fetches a JSON document (docs/protocol.md "JSON bodies"); free *json_out with ibat_free. */

@@ -196,13 +196,19 @@ class NativeConnection : public Connection {
     if (!authorized(Op::flush, id)) return;
     const auto& f = decoded.value();
     nlohmann::json fields = nlohmann::json::object();
+    std::optional<std::size_t> port;
+    if (f.sgid) {
+      port = router().find(*f.sgid);
+      if (!port) return reply_empty(id, Op::flush, Status::invalid);  // no port has that GID
+      fields["sgid"] = f.sgid->to_string();
+    }
     std::size_t dropped = 0;
     if (f.dgid) {
-      dropped = router().flush(*f.dgid, f.pkey);
+      dropped = router().flush(*f.dgid, f.pkey, port);
       fields["dgid"] = f.dgid->to_string();
       if (f.pkey) fields["pkey"] = f.pkey->to_string();
     } else {
-      dropped = router().flush_all();
+      dropped = router().flush_all(port);
     }
     if (server_.hooks_.after_flush) server_.hooks_.after_flush();
     fields["dropped"] = dropped;

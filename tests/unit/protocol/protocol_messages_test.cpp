@@ -277,8 +277,8 @@ TEST(Messages, TableHitsRoundTripAndCountMustMatch) {
 }
 
 TEST(Messages, FlushRoundTripsAllOneDestinationAndOnePkey) {
-  for (auto req : {FlushRequest{}, FlushRequest{gid("fe80::5"), std::nullopt},
-                   FlushRequest{gid("fe80::5"), core::Pkey{0x8001}}}) {
+  for (auto req : {FlushRequest{}, FlushRequest{gid("fe80::5"), std::nullopt, std::nullopt},
+                   FlushRequest{gid("fe80::5"), core::Pkey{0x8001}, std::nullopt}}) {
     std::vector<std::uint8_t> out;
     append_flush(out, 6, req);
     Frame f = only_frame(out);
@@ -288,6 +288,30 @@ TEST(Messages, FlushRoundTripsAllOneDestinationAndOnePkey) {
     EXPECT_EQ(d.value(), req);
     if (req.dgid) expect_every_truncation_rejected(f.payload, decode_flush, 0);
   }
+}
+
+TEST(Messages, FlushOfOnePortRoundTripsAndRejectsWhatMeansNothing) {
+  for (auto req : {FlushRequest{std::nullopt, std::nullopt, gid("fe80::9")},
+                   FlushRequest{gid("fe80::5"), core::Pkey{0x8001}, gid("fe80::9")}}) {
+    std::vector<std::uint8_t> out;
+    append_flush(out, 6, req);
+    Frame f = only_frame(out);
+    ASSERT_EQ(f.payload.size(), 34u);
+    auto d = decode_flush(f.payload);
+    ASSERT_TRUE(d) << d.error();
+    EXPECT_EQ(d.value(), req);
+    for (std::size_t n = 1; n < 34; ++n) {
+      if (n == 18) continue;  // the 18-byte form is a FLUSH of its own
+      EXPECT_FALSE(decode_flush(std::span(f.payload).first(n))) << n;
+    }
+  }
+  std::vector<std::uint8_t> zero_sgid(34, 0);
+  EXPECT_EQ(decode_flush(zero_sgid).error(), "FLUSH: a source GID of zero");
+  std::vector<std::uint8_t> pkey_alone(34, 0);
+  pkey_alone[16] = 0x80;
+  pkey_alone[17] = 0x01;
+  pkey_alone[33] = 9;
+  EXPECT_EQ(decode_flush(pkey_alone).error(), "FLUSH: a P_Key without a destination GID");
 }
 
 TEST(Messages, CancelRoundTrips) {

@@ -267,8 +267,8 @@ TEST_F(ServiceTest, AdministrativeRepliesSayWhatHappened) {
   Client c(config_.server.socket);
   warm(c, 1, gid(0xA), 10);
   std::vector<std::uint8_t> out;
-  protocol::append_flush(out, 2, protocol::FlushRequest{gid(0xA), std::nullopt});
-  protocol::append_flush(out, 3, protocol::FlushRequest{gid(0xA), std::nullopt});
+  protocol::append_flush(out, 2, protocol::FlushRequest{gid(0xA), std::nullopt, std::nullopt});
+  protocol::append_flush(out, 3, protocol::FlushRequest{gid(0xA), std::nullopt, std::nullopt});
   protocol::append_neigh_add(out, 4, protocol::NeighAdd{*core::IpAddr::parse("10.0.0.2"),
                                                         core::HwAddr::from(0x48, core::Gid{}), std::nullopt});
   protocol::append_neigh_del(out, 5, protocol::NeighDel{*core::IpAddr::parse("10.0.0.9")});
@@ -490,7 +490,7 @@ TEST_F(ServiceTest, SharedTableHoldsTheValidPathsAndFollowsFlushAndSmChange) {
   EXPECT_EQ(on_loop([&] { return service_->table_published(); }), 1u);
 
   std::vector<std::uint8_t> flush;
-  protocol::append_flush(flush, 2, protocol::FlushRequest{gid(0xA), std::nullopt});
+  protocol::append_flush(flush, 2, protocol::FlushRequest{gid(0xA), std::nullopt, std::nullopt});
   c.send(flush);
   auto reply = c.next();
   ASSERT_TRUE(reply);
