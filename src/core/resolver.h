@@ -91,6 +91,7 @@ class Resolver {
   // Neighbour input (ARP reply, netlink, `ibat neigh add`). source_lid: seen on receive, if known.
   void on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Lid> source_lid = std::nullopt);
   bool on_neighbour_removed(const IpAddr& ip);  // false: there was no entry for ip
+  bool knows_neighbour(const IpAddr& ip) const;
 
   // Both return how many cache entries they dropped.
   std::size_t flush_all();

@@ -177,6 +177,8 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
 
 bool Resolver::on_neighbour_removed(const IpAddr& ip) { return impl_->neighbours.remove(ip); }
 
+bool Resolver::knows_neighbour(const IpAddr& ip) const { return impl_->neighbours.find(ip) != nullptr; }
+
 // Drops the matching entries. A query in flight is cancelled; its waiters are not dropped but
 // wait for a fresh query.
 std::size_t Resolver::Impl::flush_matching(const std::function<bool(const PathKey&)>& match) {

@@ -3,20 +3,21 @@
 
 namespace ibat::kernel {
 
-void NeighbourMirror::apply(const NeighbourMessage& message, bool ipoib_link) {
-  const bool ipoib = ipoib_link && message.ipoib_hw.has_value();
+void NeighbourMirror::apply(const NeighbourMessage& message, const NeighbourLink& link) {
+  const bool ipoib = link.ipoib && message.ipoib_hw.has_value();
   if (!ipoib) ++counters_.ignored_non_ipoib;
   const Key key{message.ifindex, message.ip};
   auto it = table_.find(key);
   switch (message.kind) {
     case NeighbourMessage::Kind::update: {
-      Entry entry{ipoib, ipoib ? *message.ipoib_hw : core::HwAddr{}, true};
-      const bool changed = it == table_.end() || it->second.ipoib != entry.ipoib || it->second.hw != entry.hw;
-      if (it != table_.end() && it->second.ipoib && !ipoib) erase(it);
+      Entry entry{ipoib, ipoib ? *message.ipoib_hw : core::HwAddr{}, ipoib ? link.port : std::nullopt, true};
+      const bool changed = it == table_.end() || it->second.ipoib != entry.ipoib || it->second.hw != entry.hw ||
+                           it->second.port != entry.port;
+      if (it != table_.end() && it->second.ipoib && (!ipoib || it->second.port != entry.port)) erase(it);
       table_[key] = entry;
       if (ipoib && changed) {
         ++counters_.updates;
-        sink_.update(message.ip, entry.hw);
+        sink_.update(message.ip, entry.hw, entry.port);
       }
       break;
     }
@@ -32,7 +33,7 @@ void NeighbourMirror::apply(const NeighbourMessage& message, bool ipoib_link) {
 void NeighbourMirror::erase(std::map<Key, Entry>::iterator it) {
   if (it->second.ipoib) {
     ++counters_.removals;
-    sink_.remove(it->first.second);
+    sink_.remove(it->first.second, it->second.port);
   }
   table_.erase(it);
 }

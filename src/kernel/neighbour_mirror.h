@@ -1,15 +1,18 @@
 // NeighbourMirror: ibatd's copy of the kernel's neighbour table, fed by rtnetlink events and dumps
-// (neighbour_monitor.h). IPoIB entries become the Resolver's neighbour updates and removals; other
-// link layers are kept only to be counted. A dump marks what it saw, and at its end every entry it
+// (neighbour_monitor.h). IPoIB entries become the Resolver's neighbour updates and removals, each
+// with the HCA port its interface runs on when sysfs tells (ipoib_port.h); other link layers are
+// kept only to be counted. A dump marks what it saw, and at its end every entry it
 // did not see is removed: after the socket overran (ENOBUFS) a re-dump restores the exact table.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "core/types.h"
+#include "kernel/ipoib_port.h"
 #include "kernel/neighbour_message.h"
 
 namespace ibat::kernel {
@@ -23,16 +26,22 @@ struct NeighbourMirrorStats {
   std::uint64_t dumps = 0;           // full dumps applied (the first one and every re-dump)
 };
 
+// What the monitor knows of the interface a message is about.
+struct NeighbourLink {
+  bool ipoib = false;              // ARPHRD_INFINIBAND
+  std::optional<IpoibPort> port;   // its HCA port, when sysfs says
+};
+
 class NeighbourMirror {
  public:
   struct Sink {
-    std::function<void(const core::IpAddr&, const core::HwAddr&)> update;
-    std::function<void(const core::IpAddr&)> remove;
+    std::function<void(const core::IpAddr&, const core::HwAddr&, const std::optional<IpoibPort>&)> update;
+    std::function<void(const core::IpAddr&, const std::optional<IpoibPort>&)> remove;
   };
   explicit NeighbourMirror(Sink sink) : sink_(std::move(sink)) {}
 
-  // One message of an event or of a dump; `ipoib_link`: the interface is ARPHRD_INFINIBAND.
-  void apply(const NeighbourMessage& message, bool ipoib_link);
+  // One message of an event or of a dump, about an interface `link`.
+  void apply(const NeighbourMessage& message, const NeighbourLink& link);
   void begin_dump();
   void end_dump();
 
@@ -42,6 +51,7 @@ class NeighbourMirror {
   struct Entry {
     bool ipoib = false;
     core::HwAddr hw;
+    std::optional<IpoibPort> port;
     bool seen = true;
   };
   using Key = std::pair<int, core::IpAddr>;

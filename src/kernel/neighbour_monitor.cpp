@@ -18,8 +18,9 @@
 
 namespace ibat::kernel {
 
-NeighbourMonitor::NeighbourMonitor(asio::io_context& loop, NeighbourMirror::Sink sink, int receive_buffer)
-    : mirror_(std::move(sink)), receive_buffer_(receive_buffer), readable_(loop) {}
+NeighbourMonitor::NeighbourMonitor(asio::io_context& loop, NeighbourMirror::Sink sink, int receive_buffer,
+                                   std::string sysfs_root)
+    : mirror_(std::move(sink)), receive_buffer_(receive_buffer), sysfs_root_(std::move(sysfs_root)), readable_(loop) {}
 
 NeighbourMonitor::~NeighbourMonitor() {
   *alive_ = false;
@@ -128,15 +129,17 @@ void NeighbourMonitor::on_message(std::span<const std::uint8_t> message) {
     ++counters_.malformed;
     return;
   }
-  mirror_.apply(*decoded, decoded->ipoib_hw && is_ipoib_link(decoded->ifindex));
+  mirror_.apply(*decoded, decoded->ipoib_hw ? link_of(decoded->ifindex) : NeighbourLink{});
 }
 
-bool NeighbourMonitor::is_ipoib_link(int ifindex) const {
+NeighbourLink NeighbourMonitor::link_of(int ifindex) const {
   ifreq request{};
   request.ifr_ifindex = ifindex;
-  if (::ioctl(link_fd_, SIOCGIFNAME, &request) != 0) return false;
-  if (::ioctl(link_fd_, SIOCGIFHWADDR, &request) != 0) return false;
-  return request.ifr_hwaddr.sa_family == ARPHRD_INFINIBAND;
+  if (::ioctl(link_fd_, SIOCGIFNAME, &request) != 0) return {};
+  const std::string name(request.ifr_name, ::strnlen(request.ifr_name, sizeof(request.ifr_name)));
+  if (::ioctl(link_fd_, SIOCGIFHWADDR, &request) != 0) return {};
+  if (request.ifr_hwaddr.sa_family != ARPHRD_INFINIBAND) return {};
+  return NeighbourLink{true, locate_ipoib_port(sysfs_root_, name)};
 }
 
 NeighbourMonitorStats NeighbourMonitor::stats() const {

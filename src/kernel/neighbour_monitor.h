@@ -1,13 +1,15 @@
 // NeighbourMonitor: keeps ibatd's endpoint table in step with the kernel's neighbour table, the
 // host's real ARP cache (docs/linux.md). It subscribes to rtnetlink neighbour events, dumps the
 // table at start, and answers a socket overrun (ENOBUFS) with a full re-dump so nothing is lost.
-// IPoIB neighbours (ARPHRD_INFINIBAND links, 20-byte addresses) become Resolver neighbour updates;
-// others are ignored and counted. The socket is opened in the caller's network namespace.
+// IPoIB neighbours (ARPHRD_INFINIBAND links, 20-byte addresses) become Resolver neighbour updates
+// for the HCA port of their interface; others are ignored and counted. The socket is opened in the
+// caller's network namespace.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include <asio/io_context.hpp>
 #include <asio/posix/stream_descriptor.hpp>
@@ -27,8 +29,10 @@ struct NeighbourMonitorStats {
 
 class NeighbourMonitor {
  public:
-  // receive_buffer: SO_RCVBUF in bytes (0: the kernel's default).
-  NeighbourMonitor(asio::io_context& loop, NeighbourMirror::Sink sink, int receive_buffer = 1 << 20);
+  // receive_buffer: SO_RCVBUF in bytes (0: the kernel's default); sysfs_root: where an IPoIB
+  // interface's HCA port is read (ipoib_port.h).
+  NeighbourMonitor(asio::io_context& loop, NeighbourMirror::Sink sink, int receive_buffer = 1 << 20,
+                   std::string sysfs_root = "/sys");
   ~NeighbourMonitor();
   NeighbourMonitor(const NeighbourMonitor&) = delete;
   NeighbourMonitor& operator=(const NeighbourMonitor&) = delete;
@@ -43,10 +47,11 @@ class NeighbourMonitor {
   void wait_readable();
   void drain();
   void on_message(std::span<const std::uint8_t> message);
-  bool is_ipoib_link(int ifindex) const;
+  NeighbourLink link_of(int ifindex) const;
 
   NeighbourMirror mirror_;
   int receive_buffer_;
+  std::string sysfs_root_;
   mnl_socket* socket_ = nullptr;
   int link_fd_ = -1;  // an AF_INET datagram socket in the same namespace, for interface ioctls
   asio::posix::stream_descriptor readable_;

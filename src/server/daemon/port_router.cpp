@@ -1,7 +1,12 @@
 // PortRouter (see port_router.h): which port's Resolver a request, cancel, neighbour or flush reaches.
 #include "server/daemon/port_router.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <unordered_map>
+#include <variant>
+
+#include "core/neighbour_table.h"
 
 namespace ibat::server {
 
@@ -58,9 +63,20 @@ core::RequestId PortRouter::fail_now(core::Completion& done, core::Error error) 
   return 0;
 }
 
+std::optional<std::size_t> PortRouter::port_for(const core::ResolveRequest& request) const {
+  if (request.sgid) return find(*request.sgid);
+  if (const auto* ip = std::get_if<core::IpAddr>(&request.target)) {
+    const std::size_t preferred = default_port();
+    if (resolver(preferred).knows_neighbour(*ip)) return preferred;
+    for (std::size_t i = 0; i < ports_.size(); ++i)
+      if (resolver(i).knows_neighbour(*ip)) return i;
+  }
+  return default_port();
+}
+
 core::RequestId PortRouter::resolve(const core::ResolveRequest& request, core::Completion done) {
   if (ports_.size() == 1) return ports_[0].gate->resolve(request, std::move(done));
-  std::optional<std::size_t> index = request.sgid ? find(*request.sgid) : default_port();
+  std::optional<std::size_t> index = port_for(request);
   if (!index) return fail_now(done, core::Error::invalid);
   return ports_[*index].gate->resolve(request, std::move(done));
 }
@@ -89,8 +105,39 @@ bool PortRouter::on_neighbour_removed(const core::IpAddr& ip) {
   return any;
 }
 
+std::vector<std::size_t> PortRouter::kernel_ports(const std::optional<kernel::IpoibPort>& port) const {
+  std::vector<std::size_t> out;
+  if (ports_.size() == 1 && ports_[0].device.empty()) return {0};  // one unnamed port: everything is its
+  if (port) {
+    if (std::optional<std::size_t> index = find(port->device, port->number)) out.push_back(*index);
+    return out;
+  }
+  for (std::size_t i = 0; i < ports_.size(); ++i) out.push_back(i);
+  return out;
+}
+
+void PortRouter::on_kernel_neighbour(const core::IpAddr& ip, const core::HwAddr& hw,
+                                     const std::optional<kernel::IpoibPort>& port) {
+  for (std::size_t i : kernel_ports(port)) ports_[i].gate->on_neighbour(ip, hw);
+}
+
+void PortRouter::on_kernel_neighbour_removed(const core::IpAddr& ip, const std::optional<kernel::IpoibPort>& port) {
+  for (std::size_t i : kernel_ports(port)) ports_[i].gate->on_neighbour_removed(ip);
+}
+
 std::vector<core::Resolver::NeighbourView> PortRouter::neighbours() const {
-  return ports_.empty() ? std::vector<core::Resolver::NeighbourView>{} : resolver(0).neighbours();
+  if (ports_.size() == 1) return resolver(0).neighbours();
+  std::vector<core::Resolver::NeighbourView> all;
+  std::unordered_map<core::IpAddr, std::vector<core::HwAddr>> listed;
+  for (std::size_t i = 0; i < ports_.size(); ++i) {
+    for (core::Resolver::NeighbourView& n : resolver(i).neighbours()) {
+      std::vector<core::HwAddr>& hws = listed[n.ip];
+      if (std::find(hws.begin(), hws.end(), n.hw) != hws.end()) continue;
+      hws.push_back(n.hw);
+      all.push_back(std::move(n));
+    }
+  }
+  return all;
 }
 
 std::size_t PortRouter::flush_all(std::optional<std::size_t> only) {

@@ -3,8 +3,10 @@
 // own ResolverGate. It picks the port a request belongs to (docs/linux.md, "Which port answers"):
 // the one whose GID is the request's source GID, else the default port; the kernel's requests by
 // device name and port number. Request ids carry their port (each Resolver's ids start at
-// index << 56), so a cancel finds its port with no table. Neighbour entries go to every port; a
-// flush reaches every port or the one named.
+// index << 56), so a cancel finds its port with no table. A kernel neighbour entry joins the port
+// of its IPoIB interface (every port when that is not known), other neighbour input every port; a
+// resolve by IP with no source GID goes to the first port that knows the address. A flush reaches
+// every port or the one named.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "core/resolver.h"
+#include "kernel/ipoib_port.h"
 #include "server/daemon/resolver_gate.h"
 
 namespace ibat::server {
@@ -61,6 +64,12 @@ class PortRouter {
 
   void on_neighbour(const core::IpAddr& ip, const core::HwAddr& hw, std::optional<core::Lid> source_lid = std::nullopt);
   bool on_neighbour_removed(const core::IpAddr& ip);
+  // The kernel's entries, of an interface on port `device`:`number` (nullopt: not known, every
+  // port). An interface on a port ibatd does not serve is left alone.
+  void on_kernel_neighbour(const core::IpAddr& ip, const core::HwAddr& hw,
+                           const std::optional<kernel::IpoibPort>& port);
+  void on_kernel_neighbour_removed(const core::IpAddr& ip, const std::optional<kernel::IpoibPort>& port);
+  // Every port's entries (an address two ports hold alike, once).
   std::vector<core::Resolver::NeighbourView> neighbours() const;
   // Every port when `only` is unset.
   std::size_t flush_all(std::optional<std::size_t> only = std::nullopt);
@@ -73,6 +82,9 @@ class PortRouter {
 
  private:
   static core::RequestId fail_now(core::Completion& done, core::Error error);
+  std::optional<std::size_t> port_for(const core::ResolveRequest& request) const;
+  // The ports a kernel neighbour entry belongs to: the one named, none if not served, all if unnamed.
+  std::vector<std::size_t> kernel_ports(const std::optional<kernel::IpoibPort>& port) const;
 
   std::vector<RoutedPort> ports_;
   std::string default_name_;

@@ -155,8 +155,12 @@ void Service::start_kernel_neighbours() {
   if (!config_.linux_host.neighbours) return;
   kernel_neighbours_ = std::make_unique<kernel::NeighbourMonitor>(
       loop_, kernel::NeighbourMirror::Sink{
-                 [this](const core::IpAddr& ip, const core::HwAddr& hw) { router_.on_neighbour(ip, hw); },
-                 [this](const core::IpAddr& ip) { router_.on_neighbour_removed(ip); }});
+                 [this](const core::IpAddr& ip, const core::HwAddr& hw, const std::optional<kernel::IpoibPort>& port) {
+                   router_.on_kernel_neighbour(ip, hw, port);
+                 },
+                 [this](const core::IpAddr& ip, const std::optional<kernel::IpoibPort>& port) {
+                   router_.on_kernel_neighbour_removed(ip, port);
+                 }});
   if (!kernel_neighbours_->start()) kernel_neighbours_.reset();
 }
 

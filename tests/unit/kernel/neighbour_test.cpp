@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include <asio/io_context.hpp>
 #include <gtest/gtest.h>
 
+#include "kernel/ipoib_port.h"
 #include "kernel/neighbour_message.h"
 #include "kernel/neighbour_mirror.h"
 #include "kernel/neighbour_monitor.h"
@@ -107,21 +109,32 @@ TEST(NeighbourMessage, MalformedMessagesAreRefused) {
   EXPECT_FALSE(decode_neighbour(link));
 }
 
+std::string on(const std::optional<IpoibPort>& port) {
+  return port ? "@" + port->device + ":" + std::to_string(port->number) : "";
+}
+
 struct Recorded {
   std::vector<std::string> events;
   NeighbourMirror::Sink sink() {
-    return {[this](const core::IpAddr& ip, const core::HwAddr&) { events.push_back("+" + ip.to_string()); },
-            [this](const core::IpAddr& ip) { events.push_back("-" + ip.to_string()); }};
+    return {[this](const core::IpAddr& ip, const core::HwAddr&, const std::optional<IpoibPort>& port) {
+              events.push_back("+" + ip.to_string() + on(port));
+            },
+            [this](const core::IpAddr& ip, const std::optional<IpoibPort>& port) {
+              events.push_back("-" + ip.to_string() + on(port));
+            }};
   }
 };
+
+const NeighbourLink kIpoib{true, std::nullopt};
+const NeighbourLink kEthernet{};
 
 TEST(NeighbourMirror, IpoibEntriesFeedTheSinkOthersAreCounted) {
   Recorded r;
   NeighbourMirror mirror(r.sink());
-  mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_REACHABLE, "10.0.0.1", ipoib_lladdr())), true);
-  mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_STALE, "10.0.0.1", ipoib_lladdr())), true);
-  mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_REACHABLE, "10.0.0.2", {2, 0, 0, 0, 0, 1})), false);
-  mirror.apply(*decode_neighbour(neighbour(RTM_DELNEIGH, NUD_REACHABLE, "10.0.0.1", ipoib_lladdr())), true);
+  mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_REACHABLE, "10.0.0.1", ipoib_lladdr())), kIpoib);
+  mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_STALE, "10.0.0.1", ipoib_lladdr())), kIpoib);
+  mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_REACHABLE, "10.0.0.2", {2, 0, 0, 0, 0, 1})), kEthernet);
+  mirror.apply(*decode_neighbour(neighbour(RTM_DELNEIGH, NUD_REACHABLE, "10.0.0.1", ipoib_lladdr())), kIpoib);
   EXPECT_EQ(r.events, (std::vector<std::string>{"+10.0.0.1", "-10.0.0.1"})) << "STALE of the same address is no news";
   EXPECT_EQ(mirror.stats().other, 1u);
   EXPECT_EQ(mirror.stats().ignored_non_ipoib, 1u);
@@ -131,15 +144,70 @@ TEST(NeighbourMirror, ADumpRemovesWhatItDidNotSee) {
   Recorded r;
   NeighbourMirror mirror(r.sink());
   for (const char* ip : {"10.0.0.1", "10.0.0.2", "10.0.0.3"}) {
-    mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_REACHABLE, ip, ipoib_lladdr())), true);
+    mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_REACHABLE, ip, ipoib_lladdr())), kIpoib);
   }
   r.events.clear();
   mirror.begin_dump();
-  mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_REACHABLE, "10.0.0.2", ipoib_lladdr())), true);
+  mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_REACHABLE, "10.0.0.2", ipoib_lladdr())), kIpoib);
   mirror.end_dump();
   EXPECT_EQ(r.events, (std::vector<std::string>{"-10.0.0.1", "-10.0.0.3"}));
   EXPECT_EQ(mirror.stats().ipoib, 1u);
   EXPECT_EQ(mirror.stats().dumps, 1u);
+}
+
+TEST(NeighbourMirror, AnEntryGoesToItsInterfacesPortAndMovesWhenTheInterfaceDoes) {
+  Recorded r;
+  NeighbourMirror mirror(r.sink());
+  const NeighbourLink ib0{true, IpoibPort{"mlx5_0", 1}};
+  const NeighbourLink ib1{true, IpoibPort{"mlx5_1", 1}};
+  // The same address on two rails (ib0 ifindex 3, ib1 ifindex 4): one entry per port.
+  mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_REACHABLE, "10.0.0.1", ipoib_lladdr(), 3)), ib0);
+  mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_REACHABLE, "10.0.0.1", ipoib_lladdr(), 4)), ib1);
+  mirror.apply(*decode_neighbour(neighbour(RTM_DELNEIGH, NUD_REACHABLE, "10.0.0.1", ipoib_lladdr(), 3)), ib0);
+  // ifindex 4 now says it is on mlx5_2 (the interface was moved): out of mlx5_1, into mlx5_2.
+  mirror.apply(*decode_neighbour(neighbour(RTM_NEWNEIGH, NUD_REACHABLE, "10.0.0.1", ipoib_lladdr(), 4)),
+               NeighbourLink{true, IpoibPort{"mlx5_2", 1}});
+  EXPECT_EQ(r.events, (std::vector<std::string>{"+10.0.0.1@mlx5_0:1", "+10.0.0.1@mlx5_1:1", "-10.0.0.1@mlx5_0:1",
+                                                "-10.0.0.1@mlx5_1:1", "+10.0.0.1@mlx5_2:1"}));
+  EXPECT_EQ(mirror.stats().ipoib, 1u);
+}
+
+// A sysfs tree as ib_ipoib leaves it: class/net/<if>/device/infiniband/<ca>/, class/net/<if>/dev_port.
+class SysfsTree {
+ public:
+  SysfsTree() : root_(std::filesystem::temp_directory_path() / ("ibat-sysfs-" + std::to_string(::getpid()))) {}
+  ~SysfsTree() { std::filesystem::remove_all(root_); }
+  void interface(const std::string& name, const std::vector<std::string>& cas, const std::string& dev_port) {
+    const auto net = root_ / "class/net" / name;
+    std::filesystem::create_directories(net / "device/infiniband");
+    for (const auto& ca : cas) std::filesystem::create_directories(net / "device/infiniband" / ca);
+    if (!dev_port.empty()) std::ofstream(net / "dev_port") << dev_port;
+  }
+  std::string root() const { return root_.string(); }
+
+ private:
+  std::filesystem::path root_;
+};
+
+TEST(IpoibPort, TheInterfacesCaAndDevPortPlusOneNameItsPort) {
+  SysfsTree sys;
+  sys.interface("ib0", {"mlx5_0"}, "0\n");
+  sys.interface("ib1", {"mlx4_0"}, "1\n");      // the second port of a dual-port HCA
+  sys.interface("ib0.8001", {"mlx5_0"}, "0\n");  // a P_Key child: its parent's port
+  EXPECT_EQ(locate_ipoib_port(sys.root(), "ib0"), (IpoibPort{"mlx5_0", 1}));
+  EXPECT_EQ(locate_ipoib_port(sys.root(), "ib1"), (IpoibPort{"mlx4_0", 2}));
+  EXPECT_EQ(locate_ipoib_port(sys.root(), "ib0.8001"), (IpoibPort{"mlx5_0", 1}));
+}
+
+TEST(IpoibPort, WhatSysfsDoesNotTellIsNotGuessed) {
+  SysfsTree sys;
+  sys.interface("two", {"mlx5_0", "mlx5_1"}, "0\n");
+  sys.interface("noport", {"mlx5_0"}, "");
+  sys.interface("garbage", {"mlx5_0"}, "one\n");
+  sys.interface("negative", {"mlx5_0"}, "-1\n");
+  sys.interface("nocas", {}, "0\n");
+  for (const char* name : {"two", "noport", "garbage", "negative", "nocas", "absent", "", "..", "a/b"})
+    EXPECT_FALSE(locate_ipoib_port(sys.root(), name)) << name;
 }
 
 // A network namespace of the test's own with a veth pair, removed at the end.

@@ -1,7 +1,8 @@
 // PortRouter: on a host of several ports every request reaches the Resolver of its port: by source
 // GID (none: the default port), by the kernel's device and port number; an unknown GID is
 // `invalid` and an unknown kernel port `unreachable`, at once; cancels, flushes and PATHS pages
-// find their ports; a port whose link is down fails its requests and leaves the others alone.
+// find their ports; a port whose link is down fails its requests and leaves the others alone; a
+// kernel neighbour joins its interface's port, where a resolve by IP then goes.
 #include <gtest/gtest.h>
 
 #include <asio/io_context.hpp>
@@ -117,6 +118,35 @@ TEST_F(PortRouterTest, TheKernelsDeviceAndPortPickThePortAndAnUnknownOneIsUnreac
   EXPECT_EQ(results[0].error, core::Error::unreachable);
   router.resolve_on("mlx5_1", 2, to(kRemoteB, b.gid), record());
   EXPECT_EQ(b.sa.sent.size(), 1u);
+}
+
+TEST_F(PortRouterTest, AKernelNeighbourJoinsItsInterfacesPortAndAResolveByIpGoesThere) {
+  const core::IpAddr on_b = *core::IpAddr::parse("10.1.0.7");
+  const core::IpAddr unknown = *core::IpAddr::parse("10.1.0.8");
+  const core::HwAddr hw = core::HwAddr::from(0x48, kRemoteB);
+  router.on_kernel_neighbour(on_b, hw, kernel::IpoibPort{"mlx5_1", 1});
+  router.on_kernel_neighbour(unknown, hw, kernel::IpoibPort{"mlx5_9", 1});  // a port ibatd does not serve
+  EXPECT_FALSE(a.resolver.knows_neighbour(on_b));
+  EXPECT_TRUE(b.resolver.knows_neighbour(on_b));
+  EXPECT_FALSE(a.resolver.knows_neighbour(unknown) || b.resolver.knows_neighbour(unknown));
+
+  core::ResolveRequest by_ip;
+  by_ip.target = on_b;
+  router.resolve(by_ip, record());
+  ASSERT_EQ(b.sa.sent.size(), 1u) << "the port whose interface learned the address, not the default (a)";
+  EXPECT_EQ(*b.sa.sent[0].dgid, kRemoteB);
+  EXPECT_TRUE(a.sa.sent.empty());
+
+  // Not known which port (sysfs silent): every port holds it, the default port answers.
+  const core::IpAddr anywhere = *core::IpAddr::parse("10.1.0.9");
+  router.on_kernel_neighbour(anywhere, hw, std::nullopt);
+  EXPECT_TRUE(a.resolver.knows_neighbour(anywhere) && b.resolver.knows_neighbour(anywhere));
+  EXPECT_EQ(router.neighbours().size(), 2u) << "an address two ports hold alike is listed once";
+
+  router.on_kernel_neighbour_removed(on_b, kernel::IpoibPort{"mlx5_0", 1});
+  EXPECT_TRUE(b.resolver.knows_neighbour(on_b)) << "a removal on another port's interface is not b's";
+  router.on_kernel_neighbour_removed(on_b, kernel::IpoibPort{"mlx5_1", 1});
+  EXPECT_FALSE(b.resolver.knows_neighbour(on_b));
 }
 
 TEST_F(PortRouterTest, RequestIdsCarryTheirPortSoACancelFindsIt) {
