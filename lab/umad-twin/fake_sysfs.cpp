@@ -118,6 +118,14 @@ void FakeSysfs::write_port(const CaRecords& ca) {
   }
 }
 
+void FakeSysfs::remove_ca(const CaRecords& ca) {
+  std::error_code ignored;
+  for (const char* kind : {"umad", "issm"}) {
+    fs::remove_all(fs::path(root_) / "sys/class/infiniband_mad" / (kind + std::to_string(ca.umad)), ignored);
+  }
+  fs::remove_all(fs::path(root_) / "sys/class/infiniband" / ca.name, ignored);
+}
+
 void FakeSysfs::remove() {
   std::error_code ignored;
   fs::remove_all(root_, ignored);

@@ -30,6 +30,7 @@ class FakeSysfs {
   void write_abi();                       // infiniband_mad/abi_version
   void write_ca(const CaRecords& ca);     // the CA's folder, its umad/issm entries and its port
   void write_port(const CaRecords& ca);   // ports/<n>/: refreshed before each read of the CA
+  void remove_ca(const CaRecords& ca);    // what write_ca wrote: the CA is gone
   void remove();                          // the whole tree (at exit)
 
   // "/sys/class/infiniband..." -> "<root>/sys/class/infiniband..."; empty when not a path of ours.

@@ -3,21 +3,32 @@
 // kernel boundary — open/close/read/write/ioctl of /dev/infiniband/umad<N> and issm<N>, and the
 // opendir/scandir/open of /sys/class/infiniband{,_mad} — and attaches each CA the process is given
 // to ibsim as a client of its own. A umad descriptor is a real one (an eventfd readable while a MAD
-// waits), so poll/epoll need no help. Configuration (set by lab/ibat-lab):
+// waits), so poll/epoll need no help. A CA can be removed and added while the process runs, as the
+// kernel shows it: its sysfs entries go, its open umad files die (mad_layer.h), opens fail, and the
+// kernel's uevents reach every NETLINK_KOBJECT_UEVENT socket of the process — such a socket is
+// the twin's (socket/bind/setsockopt/close interposed, uevent.h); other sockets are libc's.
+// Configuration (set by lab/ibat-lab):
 //   IBAT_TWIN_CAS="<ca>=<ibsim node>[@<simulator socket name>],..."  the CAs, umad0.. in this order
 //                  (unset: one CA "ibsim0" at $SIM_HOST, as umad2sim)
 //   IBSIM_SOCKNAME the simulator of CAs without @; SIM_SET_ISSM=1 attach as an SM (traps reach us)
 //   IBAT_TWIN_SYSFS_DIR where the fake sysfs goes (sys-<pid>/, removed at exit; default $TMPDIR or /tmp)
 //   IBAT_TWIN_STATS  a file the twin writes its counters to (one JSON object) when the process exits
+//   IBAT_TWIN_CONTROL a FIFO (made if missing, removed at exit if made) of "remove <ca>" / "add <ca>"
+//                  lines, each answered by the line appended to <path>.done (hotplug.h). Lines
+//                  already in it when the twin starts are carried out before the program's first
+//                  IB call returns, so a process can start with a CA absent. Give it to one
+//                  process only: processes sharing the FIFO would take each other's lines.
 #include <dirent.h>
 #include <endian.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -36,9 +47,11 @@
 #include <vector>
 
 #include "fake_sysfs.h"
+#include "hotplug.h"
 #include "ibsim_link.h"
 #include "mad_layer.h"
 #include "raw_io.h"
+#include "uevent.h"
 
 namespace ibat::umad_twin {
 namespace {
@@ -115,6 +128,15 @@ class Twin {
         std::fprintf(stderr, "ibat-umad-twin: CA %s not attached: %s\n", c.name.c_str(), e.what());
       }
     }
+    present_.assign(cas_.size(), true);
+    if (const char* control = std::getenv("IBAT_TWIN_CONTROL"); control && *control) {
+      try {
+        control_ = std::make_unique<ControlFifo>(control);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "ibat-umad-twin: IBAT_TWIN_CONTROL: %s; CAs cannot be removed or added\n", e.what());
+      }
+      if (control_) on_control();  // what a test wrote before the process started
+    }
     wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     receiver_ = std::thread([this] { receive_loop(); });
   }
@@ -148,6 +170,7 @@ class Twin {
       const std::string dir = "/sys/class/infiniband/" + cas_[k].name + "/ports";
       if (std::strncmp(path, dir.c_str(), dir.size()) != 0) continue;
       std::lock_guard lock(sysfs_mutex_);
+      if (!present_[k]) return;  // removed: its files stay gone
       const auto now = std::chrono::steady_clock::now();
       if (now - refreshed_[k] < kPortRefresh && path[dir.size()] != '\0') return;
       try {
@@ -221,9 +244,11 @@ class Twin {
   }
 
   void receive_loop() {
-    std::vector<pollfd> fds;
+    const std::size_t links = links_.size();
+    std::vector<pollfd> fds;  // the CAs' data sockets, wake_, the control FIFO
     for (const auto& link : links_) fds.push_back({link->data_fd(), POLLIN, 0});
     fds.push_back({wake_, POLLIN, 0});
+    if (control_) fds.push_back({control_->fd(), POLLIN, 0});
     std::optional<std::chrono::steady_clock::time_point> next;
     while (!stopping_) {
       int wait_ms = -1;
@@ -233,31 +258,92 @@ class Twin {
       }
       // A datagram ibsim could not take yet (its queue holds max_dgram_qlen): wait until it can.
       const std::optional<unsigned> blocked = layer_.output_waits_for();
-      for (std::size_t k = 0; k + 1 < fds.size(); ++k) fds[k].events = blocked == k ? POLLIN | POLLOUT : POLLIN;
+      for (std::size_t k = 0; k < links; ++k) fds[k].events = blocked == k ? POLLIN | POLLOUT : POLLIN;
       if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) break;
-      if (blocked && *blocked + 1 < fds.size() && (fds[*blocked].revents & (POLLOUT | POLLERR | POLLHUP))) layer_.flush_output();
-      for (std::size_t k = 0; k + 1 < fds.size(); ++k) {
+      if (blocked && *blocked < links && (fds[*blocked].revents & (POLLOUT | POLLERR | POLLHUP))) layer_.flush_output();
+      for (std::size_t k = 0; k < links; ++k) {
         if (!(fds[k].revents & POLLIN)) continue;
         SimRequest r;
         while (::recv(fds[k].fd, &r, sizeof r, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof r)) {
           layer_.on_packet(static_cast<unsigned>(k), r, std::chrono::steady_clock::now());
         }
       }
-      if (fds.back().revents & POLLIN) {
+      if (fds[links].revents & POLLIN) {
         std::uint64_t drained;
         (void)!raw_read(wake_, &drained, sizeof drained);
       }
+      if (control_ && (fds[links + 1].revents & POLLIN)) on_control();
       next = layer_.on_timer(std::chrono::steady_clock::now());
     }
+  }
+
+  // The control FIFO's new lines (hotplug.h), each answered in <path>.done once carried out.
+  void on_control() {
+    for (const std::string& line : control_->read_lines()) {
+      std::string error;
+      if (const auto command = parse_control(line, error)) {
+        apply(*command);
+      } else {
+        std::fprintf(stderr, "ibat-umad-twin: %s: '%s': %s; ignored\n", control_->path().c_str(), line.c_str(),
+                     error.c_str());
+      }
+      control_->done(line);
+    }
+  }
+
+  // remove: the CA's sysfs entries go, then its umad files die, then the uevents; add: fresh records
+  // from its ibsim link (attached all along) in sysfs, opens work again, then the uevents. So a
+  // program that reacts to a uevent finds the CA as the uevent says. Removing an absent CA or
+  // adding a present one changes nothing.
+  void apply(const ControlCommand& command) {
+    const auto it = std::find_if(cas_.begin(), cas_.end(), [&](const CaRecords& r) { return r.name == command.ca; });
+    if (it == cas_.end()) {
+      std::fprintf(stderr, "ibat-umad-twin: %s: no CA named %s in this process (IBAT_TWIN_CAS); ignored\n",
+                   control_->path().c_str(), command.ca.c_str());
+      return;
+    }
+    const auto k = static_cast<std::size_t>(it - cas_.begin());
+    const bool add = command.verb == ControlCommand::Verb::add;
+    {
+      std::lock_guard lock(sysfs_mutex_);
+      if (present_[k] == add) return;
+      if (add) {
+        try {
+          cas_[k].node_info = links_[k]->node_info();
+          cas_[k].port_info = links_[k]->port_info();
+          cas_[k].pkeys = links_[k]->pkeys();
+          sysfs_.write_ca(cas_[k]);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "ibat-umad-twin: add %s failed: %s; it stays removed\n", command.ca.c_str(), e.what());
+          return;
+        }
+        refreshed_[k] = std::chrono::steady_clock::now();
+      } else {
+        sysfs_.remove_ca(cas_[k]);
+      }
+      present_[k] = add;
+    }
+    const unsigned umad = cas_[k].umad;
+    if (add) {
+      layer_.add_ca(umad);
+    } else {
+      layer_.remove_ca(umad);
+    }
+    const auto events = ca_uevents(add ? "add" : "remove", cas_[k].name, umad, seqnum_);
+    for (const std::string& event : events) uevent_sockets().broadcast(event);
+    seqnum_ += events.size();
   }
 
   std::vector<CaRecords> cas_;
   std::vector<std::unique_ptr<IbsimLink>> links_;
   std::vector<std::chrono::steady_clock::time_point> refreshed_;
-  std::mutex sysfs_mutex_;
+  std::vector<bool> present_;  // not removed through the control FIFO; under sysfs_mutex_
+  std::mutex sysfs_mutex_;     // the fake sysfs and the CA records it is written from
   FakeSysfs sysfs_;
   MadLayer layer_;
   int wake_ = -1;
+  std::unique_ptr<ControlFifo> control_;
+  std::uint64_t seqnum_ = 1;  // SEQNUM of the next uevent (used by the constructor, then the receive thread)
   std::atomic<bool> stopping_{false};
   std::thread receiver_;
 };
@@ -310,6 +396,10 @@ int open_device(Twin& twin, const char* path, int flags) {
     return fd < 0 ? fail(fd) : track(fd);
   }
   if (const int ca = twin.ca_of_device(path, "issm"); ca >= 0) {
+    if (!twin.layer().ca_present(static_cast<unsigned>(ca))) {
+      errno = ENXIO;  // as for its umad file (MadLayer::open_file)
+      return -1;
+    }
     const int fd = ::eventfd(0, EFD_CLOEXEC);  // never readable: an issm file carries no data
     if (fd < 0) return -1;
     twin.set_issm(static_cast<unsigned>(ca), true);
@@ -440,7 +530,10 @@ int scandir64(const char* path, struct dirent64*** list, int (*filter)(const str
 
 int close(int fd) {
   static auto next = next_symbol<int (*)(int)>("close");
-  if (!is_tracked(fd)) return next(fd);
+  if (!is_tracked(fd)) {
+    uevent_sockets().forget(fd);  // a uevent socket: the twin's end goes with it
+    return next(fd);
+  }
   tracked[fd].store(false, std::memory_order_release);
   {
     std::lock_guard lock(issm_mutex);
@@ -469,6 +562,26 @@ ssize_t write(int fd, const void* buf, size_t count) {
                                                  std::chrono::steady_clock::now());
   twin_instance->wake();  // its timer may now be due earlier
   return n < 0 ? fail(n) : n;
+}
+
+// A kernel uevent socket is the program's end of a socketpair whose other end the twin writes
+// uevents to (uevent.h); recv/recvmsg/read/poll of it are plain libc ones.
+int socket(int domain, int type, int protocol) {
+  static auto next = next_symbol<int (*)(int, int, int)>("socket");
+  if (domain != AF_NETLINK || protocol != NETLINK_KOBJECT_UEVENT) return next(domain, type, protocol);
+  return uevent_sockets().open(type);
+}
+
+int bind(int fd, const struct sockaddr* address, socklen_t length) {
+  static auto next = next_symbol<int (*)(int, const struct sockaddr*, socklen_t)>("bind");
+  if (uevent_sockets().owns(fd)) return 0;  // to the kernel's group (1): the twin's uevents are all there is
+  return next(fd, address, length);
+}
+
+int setsockopt(int fd, int level, int name, const void* value, socklen_t length) {
+  static auto next = next_symbol<int (*)(int, int, int, const void*, socklen_t)>("setsockopt");
+  if (uevent_sockets().owns(fd)) return 0;  // SO_RCVBUF(FORCE), SO_PASSCRED, ...: nothing to set on a socketpair
+  return next(fd, level, name, value, length);
 }
 
 int ioctl(int fd, unsigned long request, ...) {

@@ -42,6 +42,10 @@ MadLayer::WaitKey MadLayer::wait_key(unsigned ca, bool response, std::uint64_t t
 
 int MadLayer::open_file(unsigned ca, bool nonblocking, bool cloexec) {
   std::lock_guard lock(mutex_);
+  // The kernel's answer once the device is gone: ENXIO, from chrdev_open when the cdev is deleted
+  // and from ib_umad_open when the port has lost its device (with devtmpfs the node itself soon
+  // goes, and a later open reads ENOENT).
+  if (removed_.count(ca)) return -ENXIO;
   unsigned number = kMaxFiles;
   for (unsigned i = 0; i < kMaxFiles; ++i) {
     const unsigned candidate = (next_number_ + i) % kMaxFiles;
@@ -88,6 +92,7 @@ int MadLayer::register_agent(int fd, const AgentSpec& spec) {
   std::lock_guard lock(mutex_);
   File* file = file_by_fd(fd);
   if (!file) return -EBADF;
+  if (file->dead) return -EPIPE;  // ib_umad_reg_agent: "invalid device"
   if (spec.qpn > 1) return -EINVAL;
   if (spec.rmpp_version > 1) return -EINVAL;
   for (std::uint32_t id = 0; id < kAgentsPerFile; ++id) {
@@ -117,6 +122,7 @@ ssize_t MadLayer::write(int fd, const std::uint8_t* buf, std::size_t count, Cloc
     std::lock_guard lock(mutex_);
     File* file = file_by_fd(fd);
     if (!file) return -EBADF;
+    if (file->dead) return -EIO;
     if (hdr.id >= kAgentsPerFile || !file->agents[hdr.id]) return -EINVAL;
     const AgentSpec& agent = *file->agents[hdr.id];
     const bool rmpp = agent.rmpp_version != 0 && rmpp_active(mad);
@@ -191,6 +197,7 @@ ssize_t MadLayer::read(int fd, std::uint8_t* buf, std::size_t count) {
   for (;;) {
     {
       std::lock_guard lock(file->queue_mutex);
+      if (file->dead) return -EIO;
       if (!file->queue.empty() && file->queue.front().size() > count) {
         // The kernel: too small a buffer gets the header (its length says what is needed), -ENOSPC,
         // and the MAD stays first in line.
@@ -203,6 +210,10 @@ ssize_t MadLayer::read(int fd, std::uint8_t* buf, std::size_t count) {
     Bytes umad;
     {
       std::lock_guard lock(file->queue_mutex);
+      if (file->dead) {
+        signal_ready(fd);  // the ticket taken was the death notice: leave it for the next reader and poll
+        return -EIO;
+      }
       umad = std::move(file->queue.front());
       file->queue.pop_front();
       if (umad.size() > count) {  // another reader took the one we measured: put this one back
@@ -429,6 +440,35 @@ std::optional<MadLayer::Clock::time_point> MadLayer::on_timer(Clock::time_point 
   // what ibsim cannot take now waits in the outbox.
   queue_output(std::move(out));
   return next;
+}
+
+void MadLayer::remove_ca(unsigned ca) {
+  {
+    std::lock_guard lock(mutex_);
+    removed_.insert(ca);
+    for (const auto& file : files_) {
+      if (!file || file->ca != ca) continue;
+      file->agents = {};  // unregistered, as ib_umad_kill_port does: nothing more is routed to them
+      std::lock_guard queue_lock(file->queue_mutex);
+      file->dead = true;
+      file->queue.clear();
+      signal_ready(file->fd);  // wakes a blocked reader; readable from now on
+    }
+    std::erase_if(waiting_, [ca](const auto& entry) { return std::get<0>(entry.first) == ca; });
+    reassemblers_.erase(ca);
+  }
+  std::lock_guard lock(outbox_mutex_);
+  std::erase_if(outbox_, [ca](const Outgoing& o) { return o.ca == ca; });
+}
+
+void MadLayer::add_ca(unsigned ca) {
+  std::lock_guard lock(mutex_);
+  removed_.erase(ca);
+}
+
+bool MadLayer::ca_present(unsigned ca) const {
+  std::lock_guard lock(mutex_);
+  return removed_.count(ca) == 0;
 }
 
 void MadLayer::queue_output(std::vector<Outgoing> batch) {

@@ -9,6 +9,15 @@
 // request is dropped, as the kernel drops it. Below it sits the wire to ibsim (injected, so that
 // tests need no simulator); what the wire cannot take now waits in an outbox, as the kernel queues
 // sends while its send queue is full.
+//
+// A CA can go away and come back (remove_ca, add_ca), as ib_umad_kill_port and a new umad port do
+// it: every umad file open on a removed CA is dead for good — read and write fail with EIO, agent
+// registration with EPIPE (the kernel's ib_umad_reg_agent once the port has lost its device), its
+// agents are gone (unregistering one: EINVAL), the MADs it had queued are dropped, and so are the
+// sends on that CA still waiting for an answer, an ACK or the outbox, without a word to anyone. A
+// dead file's eventfd stays readable, so that a reader blocked in poll or read wakes up and reads
+// EIO: the kernel's poll returns EPOLLERR for it, which an eventfd cannot, so readable is the
+// twin's way to the same end. A file opened after add_ca is alive; one that died stays dead.
 #pragma once
 
 #include <array>
@@ -21,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -65,7 +75,7 @@ class MadLayer {
   explicit MadLayer(Wire wire) : wire_(std::move(wire)) {}
 
   // A umad file (open of /dev/infiniband/umad<N>): returns its readiness fd (an eventfd,
-  // readable while a MAD waits) or -errno.
+  // readable while a MAD waits, or once the file is dead) or -errno: -ENXIO while `ca` is removed.
   int open_file(unsigned ca, bool nonblocking, bool cloexec);
   void close_file(int fd);
   bool owns(int fd) const;
@@ -78,6 +88,11 @@ class MadLayer {
   // A datagram from ibsim on CA `ca`; and the timers: returns when to be called next.
   void on_packet(unsigned ca, const SimRequest& request, Clock::time_point now);
   std::optional<Clock::time_point> on_timer(Clock::time_point now);
+
+  // CA `ca` going away (its files die, see above) and coming back (opens work again).
+  void remove_ca(unsigned ca);
+  void add_ca(unsigned ca);
+  bool ca_present(unsigned ca) const;
 
   // The outbox (receive thread only): the CA whose socket must become writable before the next
   // datagram can go, and the call to make when it has.
@@ -94,6 +109,7 @@ class MadLayer {
     std::array<std::optional<AgentSpec>, kAgentsPerFile> agents;
     std::mutex queue_mutex;
     std::deque<Bytes> queue;  // whole umads: header + MAD
+    bool dead = false;        // its CA was removed; set under both mutex_ and queue_mutex
   };
   struct Waiting {  // a send until its answer, its last ACK or its last timeout
     unsigned file = 0;
@@ -137,6 +153,7 @@ class MadLayer {
   unsigned next_number_ = 0;
   std::map<WaitKey, Waiting> waiting_;
   std::map<unsigned, Reassembler> reassemblers_;  // per CA
+  std::set<unsigned> removed_;                    // CAs whose umad device is gone
   Counters counters_;
   mutable std::mutex outbox_mutex_;
   std::deque<Outgoing> outbox_;

@@ -248,9 +248,12 @@ int run_health(const std::string& socket, bool as_json) {
     report.push_back({{"port", p.value("name", "")}, {"healthy", problems.empty()}, {"problems", problems}});
     for (const std::string& problem : problems) lines += p.value("name", "") + ": " + problem + "\n";
   }
-  if (count == 0) {
+  if (count == 0 && !stats.contains("ports")) {
     healthy = false;
     lines = "ibatd reports no ports (an ibatd older than this ibat?)\n";
+  } else if (count == 0) {
+    healthy = false;
+    lines = "ibatd serves no port: no InfiniBand HCA is present (removed, or its driver not loaded)\n";
   }
   if (as_json) {
     std::cout << json{{"healthy", healthy}, {"ports", report}}.dump() << "\n";

@@ -37,13 +37,13 @@ bool Resolver::cancel(RequestId id) {
   return true;
 }
 
-void Resolver::cancel_all() {
+void Resolver::cancel_all(Error error) {
   Impl& m = *impl_;
   std::vector<RequestId> ids;
   ids.reserve(m.pending.size());
   for (const auto& [id, p] : m.pending) ids.push_back(id);
   std::sort(ids.begin(), ids.end());
-  for (RequestId id : ids) m.complete(id, failure(Error::cancelled));
+  for (RequestId id : ids) m.complete(id, failure(error));
   m.settle();
 }
 

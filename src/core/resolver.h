@@ -66,8 +66,9 @@ class Resolver {
   RequestId resolve(const ResolveRequest& request, Completion done);
   // Completes the request with `cancelled` if still pending. Returns false if unknown/finished.
   bool cancel(RequestId id);
-  // Completes every pending request with `cancelled` (shutdown).
-  void cancel_all();
+  // Completes every pending request with `error`: `cancelled` at shutdown, `unreachable` when the
+  // port itself is gone.
+  void cancel_all(Error error = Error::cancelled);
 
   void on_query_result(QueryId id, const QueryResult& result);
   // The answer to a TableQuery (Policy::prefetch): fills and refreshes the cache; on an error the

@@ -96,4 +96,15 @@ PortPlan plan_ports(const std::vector<HcaPort>& found, const std::vector<std::st
   return plan;
 }
 
+std::vector<HcaPort> present_ports(const std::vector<HcaPort>& found, const std::vector<std::string>& wanted) {
+  std::vector<HcaPort> out;
+  for (const HcaPort& p : found) {
+    const bool named = wanted.empty() || std::any_of(wanted.begin(), wanted.end(), [&](const std::string& name) {
+                         return name == p.name() || name == p.ca;
+                       });
+    if (named && p.infiniband()) out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace ibat::fabric

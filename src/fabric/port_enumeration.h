@@ -34,5 +34,8 @@ struct PortPlan {
 // `wanted` empty: every InfiniBand port of `found`; else exactly the ports it names ("mlx5_0:1",
 // or "mlx5_0" for each IB port of that CA). A name not found, or an Ethernet port, is an error.
 PortPlan plan_ports(const std::vector<HcaPort>& found, const std::vector<std::string>& wanted);
+// While ibatd runs (a CA came or went): the InfiniBand ports of `found` that `wanted` names (all of
+// them when empty). A listed port that is not there now is simply not served: no error.
+std::vector<HcaPort> present_ports(const std::vector<HcaPort>& found, const std::vector<std::string>& wanted);
 
 }  // namespace ibat::fabric

@@ -140,6 +140,11 @@ void UmadTransport::io_thread_main() {
       std::size_t received = std::min(static_cast<std::size_t>(std::max(length, 0)), buffer.size() - umad_size());
       if (simulator_) received = std::min(received, kSimulatorMadBytes);
       post(receiver, buffer, received, received);
+    } else if (agent == -EIO || agent == -ENODEV) {
+      // The device went away (the kernel killed the file's agents): nothing more will come, and
+      // the file stays readable. The kernel's uevent tells ibatd to drop the port; until then
+      // sends fail and time out as to a silent SA.
+      return;
     }  // else -ETIMEDOUT: idle
   }
 }

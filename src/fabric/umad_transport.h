@@ -1,9 +1,9 @@
 // UmadTransport: owns one libibumad port. A dedicated I/O thread blocks in umad_recv with a short
 // timeout (umad2sim fds are >= 1024, so no epoll/select) and posts every received MAD into the
 // owner's asio loop; sends go out from the caller's thread (umad_send is one write() on the fd).
-// The SA agent is registered for RMPP (rmpp_version 1): the kernel joins a long answer (a
-// GetTableResp) into one message, and the receive buffer grows to fit it (-ENOSPC says how long),
-// up to a bound. Works on a real HCA and under umad2sim, which has no RMPP (docs/design.md §4).
+// A device that goes away (read EIO) ends the thread. The SA agent is registered for RMPP
+// (rmpp_version 1): the kernel joins a long answer (a GetTableResp) into one message, and the
+// receive buffer grows to fit it (-ENOSPC says how long), up to a bound. Works on a real HCA and under umad2sim, which has no RMPP (docs/design.md §4).
 #pragma once
 
 #include <atomic>

@@ -1,6 +1,7 @@
-// ibatd: the ibat path resolution daemon. Parses flags and the TOML config, opens a fabric port
-// for every HCA port it serves (all InfiniBand ports by default), runs the Service on one asio event loop, and handles SIGTERM/SIGINT (cancel pending requests,
-// write the snapshot, exit 0) and SIGHUP (reload the config; a bad file keeps the old one).
+// ibatd: the ibat path resolution daemon. Parses flags and the TOML config, serves every HCA port
+// it is given (all InfiniBand ports by default, host_ports.h: CAs that come and go included), runs
+// the Service on one asio event loop, and handles SIGTERM/SIGINT (cancel pending requests, write
+// the snapshot, exit 0) and SIGHUP (reload the config; a bad file keeps the old one).
 // Exit codes (ibatd(8)): 0 clean stop or valid config, 1 invalid config or fatal error, 2 usage.
 #include <cstdio>
 #include <exception>
@@ -15,10 +16,9 @@
 #include <asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 
-#include "fabric/fabric_port.h"
-#include "fabric/port_enumeration.h"
 #include "server/daemon/busy_poll.h"
 #include "server/daemon/config.h"
+#include "server/daemon/host_ports.h"
 #include "server/daemon/logging.h"
 #include "server/daemon/service.h"
 
@@ -57,47 +57,13 @@ int check_config(const Flags& flags) {
   return 0;
 }
 
-// The ports to serve: the one --ca/--port (or [fabric] ca/port) names, else [fabric] ports, else
-// every InfiniBand port. Throws std::runtime_error saying what is wrong.
-std::vector<server::Service::PortSpec> choose_ports(const server::DaemonConfig& config) {
-  std::string error;
-  std::vector<server::Service::PortSpec> specs;
-  if (!config.fabric.ca.empty() || config.fabric.port != 0) {
-    std::optional<fabric::HcaPort> port = fabric::find_port(config.fabric.ca, config.fabric.port, error);
-    if (!port) throw std::runtime_error(error);
-    specs.push_back({port->ca, port->number});
-    return specs;
-  }
-  std::vector<fabric::HcaPort> found = fabric::enumerate_ports(error);
-  if (!error.empty()) throw std::runtime_error(error);
-  fabric::PortPlan plan = fabric::plan_ports(found, config.fabric_ports.ports);
-  for (const std::string& line : plan.skipped) spdlog::info("{}", line);
-  if (!plan.error.empty()) throw std::runtime_error(plan.error);
-  for (const fabric::HcaPort& p : plan.serve) specs.push_back({p.ca, p.number});
-  return specs;
-}
-
 int run(const Flags& flags, const server::DaemonConfig& config) {
   asio::io_context loop(1);
-  const std::vector<server::Service::PortSpec> specs = choose_ports(config);
-  // Made by the Service, one per port, with that port's events; they outlive it.
-  std::vector<std::unique_ptr<fabric::FabricPort>> fabrics;
-  server::Service service(loop, config, specs,
-                          [&](const server::Service::PortSpec& spec, fabric::FabricEvents events) -> core::QuerySink& {
-                            fabric::FabricOptions options = config.fabric;
-                            options.ca = spec.device;
-                            options.port = spec.number;
-                            return *fabrics.emplace_back(
-                                std::make_unique<fabric::FabricPort>(loop, options, std::move(events)));
-                          });
-  for (std::size_t i = 0; i < fabrics.size(); ++i) {
-    fabric::FabricPort& port = *fabrics[i];
-    service.set_fabric_stats(i, [&port] { return port.stats(); });
-    service.port(i).set_port_info([&port] { return port.local_port(); });
-    spdlog::info("port {}: port events: {}", service.port(i).name(), port.port_events_status());
-  }
-  service.start();
-  for (auto& port : fabrics) port->start();
+  const std::vector<server::Service::PortSpec> specs = server::choose_ports(config);
+  server::Service service(loop, config, specs, server::fabric_port_factory(loop, config));
+  service.start();  // and every port's fabric
+  server::HostPortWatch watch(loop, config, specs, service);
+  watch.start();
 
   asio::signal_set stop_signals(loop, SIGTERM, SIGINT);
   asio::signal_set reload_signal(loop, SIGHUP);
@@ -120,10 +86,8 @@ int run(const Flags& flags, const server::DaemonConfig& config) {
     if (ec) return;
     spdlog::info("signal {}: stopping", signal);
     reload_signal.cancel();
-    service.shutdown([&] {
-      for (auto& port : fabrics) port->stop();
-      loop.stop();
-    });
+    watch.stop();
+    service.shutdown([&] { loop.stop(); });
   });
   spdlog::info("ibatd {} running", IBAT_VERSION);
   server::run_loop(loop);

@@ -20,8 +20,15 @@ PortRouter::PortRouter(ResolverGate& only) { add(RoutedPort{&only, "", 0, {}}); 
 
 void PortRouter::add(RoutedPort port) {
   if (ports_.size() >= 255) throw std::length_error("ibatd serves at most 255 ports");
-  port.gate->use_request_ids_from((static_cast<core::RequestId>(ports_.size()) << kIdShift) + 1);
+  unsigned space = 0;
+  while (std::any_of(ports_.begin(), ports_.end(), [&](const RoutedPort& p) { return p.id_space == space; })) ++space;
+  port.id_space = space;
+  port.gate->use_request_ids_from((static_cast<core::RequestId>(space) << kIdShift) + 1);
   ports_.push_back(std::move(port));
+}
+
+void PortRouter::remove(std::size_t index) {
+  if (index < ports_.size()) ports_.erase(ports_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
 std::optional<std::size_t> PortRouter::find(std::string_view name) const {
@@ -75,6 +82,7 @@ std::optional<std::size_t> PortRouter::port_for(const core::ResolveRequest& requ
 }
 
 core::RequestId PortRouter::resolve(const core::ResolveRequest& request, core::Completion done) {
+  if (ports_.empty()) return fail_now(done, core::Error::unreachable);
   if (ports_.size() == 1) return ports_[0].gate->resolve(request, std::move(done));
   std::optional<std::size_t> index = port_for(request);
   if (!index) return fail_now(done, core::Error::invalid);
@@ -90,9 +98,11 @@ core::RequestId PortRouter::resolve_on(std::string_view device, int number, cons
 }
 
 bool PortRouter::cancel(core::RequestId id) {
-  const std::size_t index = static_cast<std::size_t>(id >> kIdShift);
-  if (id == 0 || index >= ports_.size()) return false;
-  return ports_[index].gate->cancel(id);
+  const auto space = static_cast<unsigned>(id >> kIdShift);
+  if (id == 0) return false;
+  for (RoutedPort& p : ports_)
+    if (p.id_space == space) return p.gate->cancel(id);
+  return false;
 }
 
 void PortRouter::on_neighbour(const core::IpAddr& ip, const core::HwAddr& hw, std::optional<core::Lid> source_lid) {
@@ -155,6 +165,7 @@ std::size_t PortRouter::flush(const core::Gid& dgid, std::optional<core::Pkey> p
 }
 
 core::Resolver::EntryPage PortRouter::entries_page(std::uint32_t cursor, std::size_t limit) const {
+  if (ports_.empty()) return {};
   if (ports_.size() == 1) return resolver(0).entries_page(cursor, limit);
   core::Resolver::EntryPage page;
   std::size_t index = cursor >> kCursorShift;

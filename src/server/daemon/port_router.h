@@ -30,6 +30,7 @@ struct RoutedPort {
   int number = 0;      // 1
   std::function<core::LocalPort()> local_port;  // the last report, or the port as opened
   std::string name() const { return device + ":" + std::to_string(number); }
+  unsigned id_space = 0;  // set by add(): the top byte of its request ids
 };
 
 class PortRouter {
@@ -39,8 +40,11 @@ class PortRouter {
   PortRouter(const PortRouter&) = delete;
   PortRouter& operator=(const PortRouter&) = delete;
 
-  // Adds the next port (at most 255); its Resolver's request ids start at index << 56.
+  // Adds a port (at most 255 at once) at the end; its Resolver's request ids start at S << 56,
+  // S the lowest id space no port in service holds.
   void add(RoutedPort port);
+  // Drops port `index` (its CA went away): the ports after it move up one.
+  void remove(std::size_t index);
   // "mlx5_1:1" (or "mlx5_1", its first port): the port requests without a source GID go to;
   // unset or unknown: the first active port, else the first.
   void set_default_port(std::string name) { default_name_ = std::move(name); }
@@ -57,7 +61,8 @@ class PortRouter {
   // `invalid` at once (id 0), as one port's Resolver answers a GID not its own.
   core::RequestId resolve(const core::ResolveRequest& request, core::Completion done);
   // The kernel's form: the port its header names; an unknown one fails `unreachable` at once (the
-  // kernel: F_ERR). A host of one port answers for it whatever the name.
+  // kernel: F_ERR). A host of one port answers for it whatever the name. With no port at all (the
+  // host's only CA went away), every request fails `unreachable` at once.
   core::RequestId resolve_on(std::string_view device, int number, const core::ResolveRequest& request,
                              core::Completion done);
   bool cancel(core::RequestId id);

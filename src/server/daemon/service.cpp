@@ -2,6 +2,8 @@
 // and shutdown.
 #include "server/daemon/service.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "server/daemon/acm_server.h"
@@ -39,6 +41,20 @@ nlohmann::json kernel_neighbours_json(const kernel::NeighbourMonitorStats& s) {
           {"malformed", s.malformed}};
 }
 
+// A fake SA behind the test's form of the Service: no fabric of its own to report or start.
+class SinkOnlyFabric final : public Service::PortFabric {
+ public:
+  explicit SinkOnlyFabric(core::QuerySink& sink) : sink_(sink) {}
+  core::QuerySink& sink() override { return sink_; }
+  fabric::FabricStats stats() const override { return {}; }
+  std::optional<core::LocalPort> opened_port() const override { return std::nullopt; }
+  void start() override {}
+  void stop() override {}
+
+ private:
+  core::QuerySink& sink_;
+};
+
 nlohmann::json busy_poll_json(const BusyPoll& busy) {
   const BusyPoll::Counters& c = busy.counters();
   const auto polled_us = std::chrono::duration_cast<std::chrono::microseconds>(c.polled);  // whole us
@@ -51,14 +67,17 @@ nlohmann::json busy_poll_json(const BusyPoll& busy) {
 Service::Service(asio::io_context& loop, const DaemonConfig& config, core::QuerySink& sink,
                  std::function<bool(const PeerCredentials&)> may_administer)
     : Service(loop, config, {PortSpec{"", 0}},
-              [&sink](const PortSpec&, fabric::FabricEvents) -> core::QuerySink& { return sink; },
+              [&sink](const PortSpec&, fabric::FabricEvents) -> std::unique_ptr<PortFabric> {
+                return std::make_unique<SinkOnlyFabric>(sink);
+              },
               std::move(may_administer)) {}
 
 Service::Service(asio::io_context& loop, const DaemonConfig& config, const std::vector<PortSpec>& ports,
-                 const SinkFactory& make_sink, std::function<bool(const PeerCredentials&)> may_administer)
+                 FabricFactory make_fabric, std::function<bool(const PeerCredentials&)> may_administer)
     : loop_(loop),
       busy_poll_(asio::use_service<BusyPoll>(loop)),
       config_(config),
+      make_fabric_(std::move(make_fabric)),
       admin_gid_(resolve_admin_group(config.server.admin_group)),
       may_administer_(std::move(may_administer)),
       native_(loop, router_,
@@ -74,17 +93,25 @@ Service::Service(asio::io_context& loop, const DaemonConfig& config, const std::
       grace_timer_(loop),
       table_timer_(loop),
       started_(steady_clock::now()) {
-  for (const PortSpec& spec : ports) add_port(spec, make_sink);
+  for (const PortSpec& spec : ports) add_port(spec);
   router_.set_default_port(config.fabric_ports.default_port);
 }
 
-void Service::add_port(const PortSpec& spec, const SinkFactory& make_sink) {
+void Service::add_port(const PortSpec& spec) {
   PortHooks hooks{[this](nlohmann::json event) { native_.publish(event); }, [this] { refresh_table(); }};
-  auto port = std::make_unique<PortRuntime>(
+  PortSlot slot;
+  slot.spec = spec;
+  slot.runtime = std::make_unique<PortRuntime>(
       loop_, config_.policy, clock_,
-      [&](fabric::FabricEvents events) -> core::QuerySink& { return make_sink(spec, std::move(events)); },
+      [&](fabric::FabricEvents events) -> core::QuerySink& {
+        slot.fabric = make_fabric_(spec, std::move(events));
+        return slot.fabric->sink();
+      },
       spec.device, spec.number, std::move(hooks));
-  PortRuntime& p = *port;
+  PortRuntime& p = *slot.runtime;
+  PortFabric& f = *slot.fabric;
+  if (f.opened_port()) p.set_port_info([&f] { return *f.opened_port(); });
+  slot.stats = [&f] { return f.stats(); };
   p.resolver().set_path_observer([this](const core::PathChange& c) {
     table_.on_change(c);
     native_.publish(event_json("path", {{"sgid", c.sgid.to_string()},
@@ -103,8 +130,46 @@ void Service::add_port(const PortSpec& spec, const SinkFactory& make_sink) {
     schedule_table_expiry();
   });
   router_.add(RoutedPort{&p.gate(), spec.device, spec.number, [&p] { return p.local_port(); }});
-  ports_.push_back(std::move(port));
-  fabric_stats_.emplace_back();
+  ports_.push_back(std::move(slot));
+  if (!started_ports_) return;
+  p.gate().arm();
+  f.start();
+}
+
+void Service::remove_port(std::size_t index) {
+  PortSlot& slot = ports_[index];
+  slot.runtime->resolver().cancel_all(core::Error::unreachable);  // completions queue the replies
+  slot.runtime->gate().stop();
+  slot.fabric->stop();
+  slot.fabric.reset();
+  router_.remove(index);
+  ports_.erase(ports_.begin() + static_cast<std::ptrdiff_t>(index));
+}
+
+void Service::set_ports(const std::vector<PortSpec>& wanted) {
+  bool changed = false;
+  for (std::size_t i = ports_.size(); i-- > 0;) {
+    if (std::find(wanted.begin(), wanted.end(), ports_[i].spec) != wanted.end()) continue;
+    spdlog::warn("port {} is gone (its CA was removed): no longer served, its waiting requests fail unreachable",
+                 ports_[i].spec.name());
+    native_.publish(event_json("port_removed", {{"device", ports_[i].spec.device}, {"port", ports_[i].spec.number}}));
+    remove_port(i);
+    changed = true;
+  }
+  for (const PortSpec& spec : wanted) {
+    const bool served = std::any_of(ports_.begin(), ports_.end(), [&](const PortSlot& s) { return s.spec == spec; });
+    if (served) continue;
+    try {
+      add_port(spec);
+    } catch (const std::exception& e) {
+      spdlog::error("port {} appeared but cannot be served: {}", spec.name(), e.what());
+      continue;
+    }
+    spdlog::info("port {} appeared: serving it", spec.name());
+    native_.publish(event_json("port_added", {{"device", spec.device}, {"port", spec.number}}));
+    changed = true;
+  }
+  if (changed) refresh_table();
 }
 
 Service::~Service() = default;
@@ -136,7 +201,11 @@ void Service::start() {
   start_local_sa();
   start_kernel_neighbours();
   schedule_snapshot();
-  for (auto& p : ports_) p->gate().arm();
+  started_ports_ = true;
+  for (PortSlot& slot : ports_) {
+    slot.runtime->gate().arm();
+    slot.fabric->start();
+  }
 }
 
 void Service::start_local_sa() {
@@ -188,12 +257,13 @@ void Service::open_table() {
 void Service::refresh_table() {
   if (!table_.attached()) return;
   // Clients that name no source GID look up the default port's.
-  table_.set_defaults(ports_[router_.default_port()]->local_port().gid, config_.policy.default_pkey);
+  if (!ports_.empty())
+    table_.set_defaults(ports_[router_.default_port()].runtime->local_port().gid, config_.policy.default_pkey);
   // A port whose cable is out serves nothing (its Resolver fails its requests): nor does the table.
   std::vector<core::CacheEntryView> entries;
-  for (const auto& p : ports_) {
-    if (p->local_port().link_down) continue;
-    std::vector<core::CacheEntryView> part = p->resolver().entries();
+  for (const PortSlot& slot : ports_) {
+    if (slot.runtime->local_port().link_down) continue;
+    std::vector<core::CacheEntryView> part = slot.runtime->resolver().entries();
     entries.insert(entries.end(), part.begin(), part.end());
   }
   table_.republish(entries, clock_.now(), config_.policy.path_ttl);
@@ -255,9 +325,9 @@ bool Service::write_snapshot() {
 void Service::shutdown(std::function<void()> done, std::chrono::milliseconds grace) {
   if (stopping_) return;
   std::uint64_t pending = 0;
-  for (const auto& p : ports_) pending += p->resolver().stats().pending;
+  for (const PortSlot& slot : ports_) pending += slot.runtime->resolver().stats().pending;
   spdlog::info("shutting down: {} requests pending are cancelled", pending);
-  for (auto& p : ports_) p->resolver().cancel_all();  // completions queue `cancelled` replies
+  for (PortSlot& slot : ports_) slot.runtime->resolver().cancel_all();  // completions queue `cancelled` replies
   if (local_sa_) local_sa_->stop();  // after cancel_all: the kernel got F_ERR and asks the SA
   client_log_limiter().flush();
   if (kernel_neighbours_) kernel_neighbours_->stop();
@@ -266,7 +336,7 @@ void Service::shutdown(std::function<void()> done, std::chrono::milliseconds gra
   table_.attach(nullptr);
   table_file_.reset();  // readers see an empty table, then none
   table_timer_.cancel();
-  for (auto& p : ports_) p->gate().stop();
+  for (PortSlot& slot : ports_) slot.runtime->gate().stop();
   snapshot_timer_.cancel();
   if (acm_) acm_->close();
   auto finished = std::make_shared<bool>(false);
@@ -274,6 +344,7 @@ void Service::shutdown(std::function<void()> done, std::chrono::milliseconds gra
     if (*finished) return;
     *finished = true;
     grace_timer_.cancel();
+    for (PortSlot& slot : ports_) slot.fabric->stop();
     done();
   };
   grace_timer_.expires_after(grace);
@@ -302,7 +373,7 @@ void Service::reload(const DaemonConfig& next) {
   config_.server.max_queued_bytes_per_connection = next.server.max_queued_bytes_per_connection;
   config_.server.busy_poll_us = next.server.busy_poll_us;
   busy_poll_.set_window(std::chrono::microseconds(config_.server.busy_poll_us));
-  for (auto& p : ports_) p->gate().set_policy(config_.policy);  // deadlines may move earlier
+  for (PortSlot& slot : ports_) slot.runtime->gate().set_policy(config_.policy);  // deadlines may move earlier
   refresh_table();  // the TTL or the default P_Key may have changed
   set_log_level(config_.log_level);
   admin_gid_ = resolve_admin_group(config_.server.admin_group);
@@ -321,20 +392,20 @@ void Service::load_snapshot_entries(const std::vector<core::CacheEntryView>& ent
     if (index) by_port[*index].push_back(e);
   }
   for (std::size_t i = 0; i < ports_.size(); ++i)
-    if (!by_port[i].empty()) ports_[i]->gate().load_stale(by_port[i]);
+    if (!by_port[i].empty()) ports_[i].runtime->gate().load_stale(by_port[i]);
 }
 
 void Service::set_fabric_stats(std::size_t index, std::function<fabric::FabricStats()> source) {
-  fabric_stats_[index] = std::move(source);
+  ports_[index].stats = std::move(source);
 }
 
 nlohmann::json Service::ports_json() const {
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t i = 0; i < ports_.size(); ++i) {
-    const PortRuntime& p = *ports_[i];
+    const PortRuntime& p = *ports_[i].runtime;
     const core::LocalPort port = p.local_port();
     const core::Stats s = p.resolver().stats();
-    const fabric::FabricStats f = fabric_stats_[i] ? fabric_stats_[i]() : fabric::FabricStats{};
+    const fabric::FabricStats f = ports_[i].stats();
     nlohmann::json item = server::stats_json(s, f, ServerCounters{}, std::chrono::seconds{0});
     for (const char* host_only : {"server", "uptime_s", "version", "table_hits"}) item.erase(host_only);
     item["name"] = p.name();
@@ -357,8 +428,8 @@ std::string Service::stats_json() const {
   core::Stats total;
   fabric::FabricStats fabric;
   for (std::size_t i = 0; i < ports_.size(); ++i) {
-    total += ports_[i]->resolver().stats();
-    const fabric::FabricStats f = fabric_stats_[i] ? fabric_stats_[i]() : fabric::FabricStats{};
+    total += ports_[i].runtime->resolver().stats();
+    const fabric::FabricStats f = ports_[i].stats();
     if (i == 0) fabric = f; else fabric += f;
   }
   auto uptime = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - started_);

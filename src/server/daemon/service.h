@@ -4,6 +4,7 @@
 // observes every port's Resolver), the periodic warm-cache snapshot, config reloads and the orderly
 // shutdown. It takes any core::QuerySink, so tests run it with a fake SA on one unnamed port and the
 // daemon with a FabricPort per port (made by a factory the Service hands each port's events to).
+// Ports come and go while it runs (set_ports: a CA was added or removed).
 #pragma once
 
 #include <chrono>
@@ -38,15 +39,29 @@ class Service {
   // `may_administer` decides who may run NEIGH_ADD/DEL and FLUSH; empty: root or admin_group.
   Service(asio::io_context& loop, const DaemonConfig& config, core::QuerySink& sink,
           std::function<bool(const PeerCredentials&)> may_administer = {});
-  // The daemon's form: one port per PortSpec; `make_sink` gets the port and the events its fabric
-  // reports, and returns the sink (the FabricPort) that outlives the Service.
   struct PortSpec {
     std::string device;  // "mlx5_0"
     int number = 1;
+    std::string name() const { return device + ":" + std::to_string(number); }
+    bool operator==(const PortSpec&) const = default;
   };
-  using SinkFactory = std::function<core::QuerySink&(const PortSpec&, fabric::FabricEvents)>;
+  // A port's fabric as the Service holds it (the daemon's: a FabricPort): the SA client the port's
+  // Resolver sends to, and what it reports of itself. Started with the Service (or at once when
+  // added later), stopped before it is dropped.
+  class PortFabric {
+   public:
+    virtual ~PortFabric() = default;
+    virtual core::QuerySink& sink() = 0;
+    virtual fabric::FabricStats stats() const = 0;
+    virtual std::optional<core::LocalPort> opened_port() const = 0;  // the port as opened, if known
+    virtual void start() = 0;
+    virtual void stop() = 0;
+  };
+  // Gets the port and the events its fabric reports; throws std::runtime_error if it cannot open it.
+  using FabricFactory = std::function<std::unique_ptr<PortFabric>(const PortSpec&, fabric::FabricEvents)>;
+  // The daemon's form: one port per PortSpec.
   Service(asio::io_context& loop, const DaemonConfig& config, const std::vector<PortSpec>& ports,
-          const SinkFactory& make_sink, std::function<bool(const PeerCredentials&)> may_administer = {});
+          FabricFactory make_fabric, std::function<bool(const PeerCredentials&)> may_administer = {});
   ~Service();
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
@@ -62,22 +77,35 @@ class Service {
   // SIGHUP: applies the reloadable settings of `config` and logs what changed.
   void reload(const DaemonConfig& config);
 
-  // Where STATS gets port `index`'s fabric counters from (default: zeros, no fabric).
+  // The host's ports now (a CA came or went): a port no longer listed is dropped (its waiting
+  // requests fail `unreachable`, its paths leave the shared table), a new one is opened and served
+  // (one that cannot be opened is logged and left out). Ports still listed are not touched.
+  void set_ports(const std::vector<PortSpec>& ports);
+
+  // Where STATS gets port `index`'s fabric counters from (default: its PortFabric's).
   void set_fabric_stats(std::size_t index, std::function<fabric::FabricStats()> source);
 
   std::size_t port_count() const { return ports_.size(); }
-  PortRuntime& port(std::size_t index) { return *ports_[index]; }
+  PortRuntime& port(std::size_t index) { return *ports_[index].runtime; }
   std::string stats_json() const;
   // Writes the snapshot now; false (and logged) on failure or when no cache_file is set.
   bool write_snapshot();
 
-  core::Resolver& resolver(std::size_t port_index = 0) { return ports_[port_index]->resolver(); }
+  core::Resolver& resolver(std::size_t port_index = 0) { return ports_[port_index].runtime->resolver(); }
   // Paths in the shared table now (0 without one).
   std::size_t table_published() const { return table_.published(); }
   const DaemonConfig& config() const { return config_; }
 
  private:
-  void add_port(const PortSpec& spec, const SinkFactory& make_sink);
+  // One served port. Members in this order: the runtime is destroyed before its fabric.
+  struct PortSlot {
+    PortSpec spec;
+    std::unique_ptr<PortFabric> fabric;
+    std::unique_ptr<PortRuntime> runtime;
+    std::function<fabric::FabricStats()> stats;
+  };
+  void add_port(const PortSpec& spec);
+  void remove_port(std::size_t index);
   void load_snapshot_entries(const std::vector<core::CacheEntryView>& entries);
   nlohmann::json ports_json() const;
   void schedule_snapshot();
@@ -95,8 +123,8 @@ class Service {
   BatchClock clock_;  // steady_clock's time (so is the tick timer's), held still per read batch
   TablePublisher table_;  // observes every port's Resolver
   std::unique_ptr<shm::TableFile> table_file_;
-  std::vector<std::unique_ptr<PortRuntime>> ports_;
-  std::vector<std::function<fabric::FabricStats()>> fabric_stats_;  // by port
+  FabricFactory make_fabric_;
+  std::vector<PortSlot> ports_;  // in the router's order
   PortRouter router_;  // every request reaches its port's gate through it
   ServerCounters counters_;
   std::optional<gid_t> admin_gid_;
@@ -110,6 +138,7 @@ class Service {
   asio::steady_timer table_timer_;
   std::optional<core::TimePoint> table_armed_for_;
   std::chrono::steady_clock::time_point started_;
+  bool started_ports_ = false;  // start() ran: a port added now starts at once
   bool stopping_ = false;
 };
 

@@ -54,6 +54,12 @@ class DaemonTest : public ::testing::Test {
     service_->port(0).on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{1}, true});
     run_loop();
   }
+  // The daemon's form: these ports, each with the fabric `make_fabric` gives it.
+  void start_ports(const std::vector<Service::PortSpec>& ports, Service::FabricFactory make_fabric) {
+    service_ = std::make_unique<Service>(loop_, config_, ports, std::move(make_fabric));
+    service_->start();
+    run_loop();
+  }
   // Runs the loop on its thread until stop(); start() calls it, a test of one part of the daemon
   // (no Service) calls it after setting that part up.
   void run_loop() {
