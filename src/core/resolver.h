@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/fabric_input.h"
 #include "core/policy.h"
 #include "core/query_sink.h"
 #include "core/resolve_types.h"
@@ -52,12 +53,12 @@ struct PathStored {
 };
 using StoreObserver = std::function<void(const PathStored&)>;
 
-class Resolver {
+class Resolver final : public FabricInput {
  public:
   // `seed` drives the jitter of backoff and revalidation (same seed, same schedule).
   Resolver(const Policy& policy, const Clock& clock, QuerySink& sink, std::uint64_t seed = 1);
   // Does not complete pending requests: call cancel_all() first. Completions must not throw.
-  ~Resolver();
+  ~Resolver() override;
   Resolver(const Resolver&) = delete;
   Resolver& operator=(const Resolver&) = delete;
 
@@ -70,17 +71,16 @@ class Resolver {
   // port itself is gone.
   void cancel_all(Error error = Error::cancelled);
 
-  void on_query_result(QueryId id, const QueryResult& result);
-  // The answer to a TableQuery (Policy::prefetch): fills and refreshes the cache; on an error the
-  // paths are asked by GET, as without prefetch.
-  void on_table_result(QueryId id, const TableResult& result);
-
-  // Fabric events.
-  void on_local_port(const LocalPort& port);  // detects LID change / port down / up
-  void on_sm_changed();                       // SM restart or fail-over: all entries -> stale
-  void on_gid_out_of_service(const Gid& gid); // trap 65
-  void on_gid_in_service(const Gid& gid);     // trap 64
-  void on_broadcast_params(const BroadcastParams& params);
+  // The fabric's inputs (core/fabric_input.h). A GetTable's answer fills and refreshes the cache;
+  // on an error the paths are asked by GET, as without prefetch. An SM change makes every entry
+  // stale; a port report detects LID change, port down and up.
+  void on_query_result(QueryId id, const QueryResult& result) override;
+  void on_table_result(QueryId id, const TableResult& result) override;
+  void on_local_port(const LocalPort& port) override;
+  void on_sm_changed() override;
+  void on_gid_out_of_service(const Gid& gid) override;
+  void on_gid_in_service(const Gid& gid) override;
+  void on_broadcast_params(const BroadcastParams& params) override;
   // Called, like completions, once the Resolver is consistent again (it may re-enter).
   void set_path_observer(PathObserver observer);
   // Called for every path stored as valid, before the completions the same answer brings.

@@ -34,7 +34,12 @@ struct FabricPort::Impl {
                                       check_sa_state(sm_lid, std::move(done));
                                     }}),
         traps(requester, transport, RetryPolicy{opts.mad_timeout, opts.mad_retries},
-              TrapSubscriber::Events{events.on_gid_in_service, events.on_gid_out_of_service,
+              TrapSubscriber::Events{[this](const core::Gid& gid) {
+                                       if (events.input) events.input->on_gid_in_service(gid);
+                                     },
+                                     [this](const core::Gid& gid) {
+                                       if (events.input) events.input->on_gid_out_of_service(gid);
+                                     },
                                      [this](std::uint16_t trap, bool ok) { on_trap_subscribed(trap, ok); }}) {
     sa.on_tables_off([this](const std::string& reason) {
       if (events.on_table_fallback) events.on_table_fallback(reason);
@@ -68,7 +73,7 @@ struct FabricPort::Impl {
     sm_sl = port_sm_sl;
     if (port.sm_lid.value != 0) sa.set_sm(port.sm_lid, sm_sl);
     current = port;
-    if (events.on_local_port) events.on_local_port(port);
+    if (events.input) events.input->on_local_port(port);
     if (first_sm) {
       refresh_sm_state();
       std::vector<core::PathQuery> waiting;
@@ -89,7 +94,7 @@ struct FabricPort::Impl {
   void on_sm_changed() {
     ++sm_changes;
     sa.on_sm_changed();
-    if (events.on_sm_changed) events.on_sm_changed();
+    if (events.input) events.input->on_sm_changed();
     refresh_sm_state();
   }
 
@@ -99,9 +104,7 @@ struct FabricPort::Impl {
     if (options.subscribe_traps) traps.subscribe(sa.sm_lid(), sm_sl);
     sa.query_broadcast_group(transport.snapshot().gid, options.broadcast_pkey,
                              [this](core::Error error, const core::BroadcastParams& params) {
-                               if (error == core::Error::ok && events.on_broadcast_params) {
-                                 events.on_broadcast_params(params);
-                               }
+                               if (error == core::Error::ok && events.input) events.input->on_broadcast_params(params);
                              });
   }
 
@@ -126,7 +129,7 @@ struct FabricPort::Impl {
       return;
     }
     sa.query_path(query, [this, id = query.id](const core::QueryResult& result) {
-      if (events.on_query_result) events.on_query_result(id, result);
+      if (events.input) events.input->on_query_result(id, result);
     });
   }
 
@@ -182,7 +185,7 @@ bool FabricPort::query_path_table(const core::Gid& sgid, core::Pkey pkey, std::f
 
 bool FabricPort::send_table_query(const core::TableQuery& query) {
   auto done = [this, id = query.id](const PathTable& table) {
-    if (impl_->events.on_table_result) impl_->events.on_table_result(id, {table.error, table.paths, table.reason});
+    if (impl_->events.input) impl_->events.input->on_table_result(id, {table.error, table.paths, table.reason});
   };
   Impl::QueuedTable table{query.sgid, query.pkey, std::move(done), query.id};
   return impl_->query_table(table);

@@ -12,6 +12,7 @@
 #include <asio/io_context.hpp>
 
 #include "core/clock.h"
+#include "core/fabric_input.h"
 #include "core/query_sink.h"
 #include "core/resolve_types.h"
 #include "core/types.h"
@@ -20,14 +21,10 @@
 
 namespace ibat::fabric {
 
+// What the port reports: the inputs of its Resolver (core/fabric_input.h), and two notices that
+// are the operator's alone.
 struct FabricEvents {
-  std::function<void(core::QueryId, const core::QueryResult&)> on_query_result;
-  std::function<void(core::QueryId, const core::TableResult&)> on_table_result;
-  std::function<void(const core::LocalPort&)> on_local_port;
-  std::function<void()> on_sm_changed;
-  std::function<void(const core::Gid&)> on_gid_out_of_service;
-  std::function<void(const core::Gid&)> on_gid_in_service;
-  std::function<void(const core::BroadcastParams&)> on_broadcast_params;
+  core::FabricInput* input = nullptr;  // none: nobody listens
   // After each (re-)subscription: whether OpenSM accepted InformInfo for trap 64 or 65.
   std::function<void(std::uint16_t trap, bool ok)> on_trap_subscribed;
   // Once per SM when PathRecord GetTables go off (refused, unanswered, unreadable; or no RMPP at

@@ -79,28 +79,48 @@ void print_line(json j) {
   std::cout << j.dump() << std::endl;
 }
 
+// What the probe hears of the port: query answers go to `answered`; with `print_events` (monitor)
+// every port, SM and trap event is printed as a JSON line.
+class ProbeInput final : public ibat::core::FabricInput {
+ public:
+  ProbeInput(std::chrono::steady_clock::time_point t0, bool print_events) : t0_(t0), print_(print_events) {}
+  std::function<void(const ibat::core::QueryResult&)> answered;
+
+  void on_query_result(ibat::core::QueryId, const ibat::core::QueryResult& result) override {
+    if (answered) answered(result);
+  }
+  void on_table_result(ibat::core::QueryId, const ibat::core::TableResult&) override {}
+  void on_local_port(const ibat::core::LocalPort& p) override {
+    event("local_port", {{"gid", p.gid.to_string()}, {"lid", p.lid.value}, {"sm_lid", p.sm_lid.value},
+                         {"active", p.active}});
+  }
+  void on_sm_changed() override { event("sm_changed", json::object()); }
+  void on_gid_out_of_service(const ibat::core::Gid& g) override { event("gid_out_of_service", {{"gid", g.to_string()}}); }
+  void on_gid_in_service(const ibat::core::Gid& g) override { event("gid_in_service", {{"gid", g.to_string()}}); }
+  void on_broadcast_params(const ibat::core::BroadcastParams& b) override {
+    event("broadcast", {{"pkey", b.pkey.to_string()}, {"mtu", ibat::core::mtu_bytes(b.mtu).value_or(0)},
+                        {"rate", ibat::core::rate_gbps(b.rate).value_or(0.0)}, {"sl", b.sl}});
+  }
+
+ private:
+  void event(const char* name, json fields) const {
+    if (!print_) return;
+    fields["event"] = name;
+    fields["t_ms"] = ms_since(t0_);
+    print_line(std::move(fields));
+  }
+  std::chrono::steady_clock::time_point t0_;
+  bool print_;
+};
+
 // Prints every event for `seconds`, then the counters.
 int run_monitor(asio::io_context& loop, ibat::fabric::FabricOptions options, double seconds) {
   const auto t0 = std::chrono::steady_clock::now();
+  ProbeInput input(t0, true);
   ibat::fabric::FabricEvents events;
-  events.on_local_port = [&](const ibat::core::LocalPort& p) {
-    print_line({{"event", "local_port"}, {"t_ms", ms_since(t0)}, {"gid", p.gid.to_string()},
-                {"lid", p.lid.value}, {"sm_lid", p.sm_lid.value}, {"active", p.active}});
-  };
-  events.on_sm_changed = [&] { print_line({{"event", "sm_changed"}, {"t_ms", ms_since(t0)}}); };
-  events.on_gid_out_of_service = [&](const ibat::core::Gid& g) {
-    print_line({{"event", "gid_out_of_service"}, {"t_ms", ms_since(t0)}, {"gid", g.to_string()}});
-  };
-  events.on_gid_in_service = [&](const ibat::core::Gid& g) {
-    print_line({{"event", "gid_in_service"}, {"t_ms", ms_since(t0)}, {"gid", g.to_string()}});
-  };
+  events.input = &input;
   events.on_trap_subscribed = [&](std::uint16_t trap, bool ok) {
     print_line({{"event", "trap_subscribed"}, {"t_ms", ms_since(t0)}, {"trap", trap}, {"ok", ok}});
-  };
-  events.on_broadcast_params = [&](const ibat::core::BroadcastParams& b) {
-    print_line({{"event", "broadcast"}, {"t_ms", ms_since(t0)}, {"pkey", b.pkey.to_string()},
-                {"mtu", ibat::core::mtu_bytes(b.mtu).value_or(0)},
-                {"rate", ibat::core::rate_gbps(b.rate).value_or(0.0)}, {"sl", b.sl}});
   };
   ibat::fabric::FabricPort fabric(loop, options, events);
   asio::signal_set signals(loop, SIGINT, SIGTERM);  // stop cleanly: the ibsim client slot is freed
@@ -124,8 +144,10 @@ int run_probe(asio::io_context& loop, const ibat::fabric::FabricOptions& options
   std::function<void()> send_one;
   const auto t0 = std::chrono::steady_clock::now();
 
+  ProbeInput input(t0, false);
   ibat::fabric::FabricEvents events;
-  events.on_query_result = [&](ibat::core::QueryId, const ibat::core::QueryResult& result) {
+  events.input = &input;
+  input.answered = [&](const ibat::core::QueryResult& result) {
     last = result.error;
     ++done;
     if (args.json_out) {

@@ -32,12 +32,12 @@ nlohmann::json PortRuntime::event(std::string_view type, nlohmann::json fields) 
 void PortRuntime::on_query_result(core::QueryId id, const core::QueryResult& result) {
   if (auto line = sa_health_.on_result(result.error, std::chrono::system_clock::now()))
     line->warn ? spdlog::warn("{} ({})", line->text, name()) : spdlog::info("{} ({})", line->text, name());
-  gate_.on_query_result(id, result);  // the shared table hears of a valid path from the Resolver
+  gate_.apply([&](core::Resolver& r) { r.on_query_result(id, result); });  // the table hears from the Resolver
 }
 
 void PortRuntime::on_table_result(core::QueryId id, const core::TableResult& result) {
   const core::Stats before = resolver_.stats();
-  gate_.on_table_result(id, result);
+  gate_.apply([&](core::Resolver& r) { r.on_table_result(id, result); });
   const core::Stats after = resolver_.stats();
   if (after.sa_tables_answered > before.sa_tables_answered) {
     spdlog::info("subnet paths: {} from one GetTable ({} left out), {} cached ({})",
@@ -54,7 +54,7 @@ void PortRuntime::on_local_port(const core::LocalPort& port) {
   const bool changed = !last_port_ || lid_changed || last_port_->active != port.active ||
                        last_port_->link_down != port.link_down || last_port_->sm_lid != port.sm_lid ||
                        last_port_->gid != port.gid;
-  gate_.on_local_port(port);
+  gate_.apply([&](core::Resolver& r) { r.on_local_port(port); });
   if (changed) {
     spdlog::info("local port {} lid {} sm_lid {} {} ({})", port.gid.to_string(), port.lid.value, port.sm_lid.value,
                  port.active ? "active" : port.link_down ? "link down" : "down", name());
@@ -71,7 +71,7 @@ void PortRuntime::on_local_port(const core::LocalPort& port) {
 
 void PortRuntime::on_sm_changed() {
   spdlog::info("SM changed: every path is stale and will be revalidated ({})", name());
-  gate_.on_sm_changed();
+  gate_.apply([](core::Resolver& r) { r.on_sm_changed(); });
   hooks_.republish();
   // The port monitor reports the port (with the new SM LID) before the SM change it implies.
   nlohmann::json fields = nlohmann::json::object();
@@ -80,29 +80,27 @@ void PortRuntime::on_sm_changed() {
 }
 
 void PortRuntime::on_gid_out_of_service(const core::Gid& gid) {
-  gate_.on_gid_out_of_service(gid);
+  gate_.apply([&](core::Resolver& r) { r.on_gid_out_of_service(gid); });
   hooks_.republish();
   hooks_.publish(event("gid_out", {{"gid", gid.to_string()}}));
 }
 
 void PortRuntime::on_gid_in_service(const core::Gid& gid) {
-  gate_.on_gid_in_service(gid);
+  gate_.apply([&](core::Resolver& r) { r.on_gid_in_service(gid); });
   hooks_.publish(event("gid_in", {{"gid", gid.to_string()}}));
+}
+
+void PortRuntime::on_broadcast_params(const core::BroadcastParams& params) {
+  gate_.apply([&](core::Resolver& r) { r.on_broadcast_params(params); });
 }
 
 fabric::FabricEvents PortRuntime::events() {
   fabric::FabricEvents e;
-  e.on_query_result = [this](core::QueryId id, const core::QueryResult& r) { on_query_result(id, r); };
-  e.on_table_result = [this](core::QueryId id, const core::TableResult& r) { on_table_result(id, r); };
+  e.input = this;
   e.on_table_fallback = [this](const std::string& reason) {
     spdlog::warn("PathRecord GetTables off until the next SM: {}; paths are asked one GET at a time ({})", reason,
                  name());
   };
-  e.on_local_port = [this](const core::LocalPort& p) { on_local_port(p); };
-  e.on_sm_changed = [this] { on_sm_changed(); };
-  e.on_gid_out_of_service = [this](const core::Gid& g) { on_gid_out_of_service(g); };
-  e.on_gid_in_service = [this](const core::Gid& g) { on_gid_in_service(g); };
-  e.on_broadcast_params = [this](const core::BroadcastParams& b) { gate_.on_broadcast_params(b); };
   return e;
 }
 

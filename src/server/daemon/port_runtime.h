@@ -1,8 +1,10 @@
 // PortRuntime: everything ibatd keeps for one HCA port: its Resolver (cache, SaPacer, SA budget:
 // ports may sit on different subnets with different SMs), the ResolverGate every input to it
 // passes, the port's fabric (a FabricPort in the daemon, a fake SA in tests) and what the port's
-// events mean to an operator (log lines, WATCH events). Its fabric's events arrive here, once,
-// through the FabricEvents it hands out; the Service hears of those that touch the shared table.
+// events mean to an operator (log lines, WATCH events). It is the port's one input interface
+// (core::FabricInput): its fabric's events arrive here, once, through the FabricEvents it hands
+// out, and reach the Resolver through the gate; the Service hears of those that touch the shared
+// table.
 #pragma once
 
 #include <functional>
@@ -25,7 +27,7 @@ struct PortHooks {
   std::function<void()> republish;                     // many entries may have changed: rebuild the table
 };
 
-class PortRuntime {
+class PortRuntime final : public core::FabricInput {
  public:
   // `make_sink` gets this port's FabricEvents and returns its QuerySink, which outlives the port.
   using SinkFactory = std::function<core::QuerySink&(fabric::FabricEvents)>;
@@ -47,12 +49,13 @@ class PortRuntime {
   std::optional<std::chrono::system_clock::time_point> sa_silent_since() const { return sa_health_.silent_since(); }
 
   // The fabric's inputs, on the loop thread.
-  void on_query_result(core::QueryId id, const core::QueryResult& result);
-  void on_table_result(core::QueryId id, const core::TableResult& result);
-  void on_local_port(const core::LocalPort& port);
-  void on_sm_changed();
-  void on_gid_out_of_service(const core::Gid& gid);
-  void on_gid_in_service(const core::Gid& gid);
+  void on_query_result(core::QueryId id, const core::QueryResult& result) override;
+  void on_table_result(core::QueryId id, const core::TableResult& result) override;
+  void on_local_port(const core::LocalPort& port) override;
+  void on_sm_changed() override;
+  void on_gid_out_of_service(const core::Gid& gid) override;
+  void on_gid_in_service(const core::Gid& gid) override;
+  void on_broadcast_params(const core::BroadcastParams& params) override;
 
  private:
   fabric::FabricEvents events();

@@ -1,13 +1,16 @@
 // ResolverGate: the one door through which every input reaches the daemon's Resolver (socket
 // requests, the kernel's local SA and neighbour table, the fabric's events, the warm cache). After
 // each input it re-arms the one timer that runs Resolver::tick() at Resolver::next_wakeup(), so no
-// caller has to remember to. Reads (stats, entries, neighbours, policy) go to resolver() directly.
+// caller has to remember to: apply() is that one place; the requests' inputs have names of their
+// own, the fabric's (core/fabric_input.h) go through apply() from PortRuntime. Reads (stats,
+// entries, neighbours, policy) go to resolver() directly.
 // See docs/design.md, "The journey of one resolve".
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include <asio/io_context.hpp>
@@ -28,15 +31,21 @@ class ResolverGate {
   const core::Resolver& resolver() const { return resolver_; }
   void use_request_ids_from(core::RequestId first) { resolver_.use_request_ids_from(first); }
 
+  // Runs `input` on the Resolver, then re-arms the timer; returns what `input` returns.
+  template <class Input>
+  auto apply(Input&& input) {
+    if constexpr (std::is_void_v<std::invoke_result_t<Input, core::Resolver&>>) {
+      input(resolver_);
+      arm();
+    } else {
+      auto result = input(resolver_);
+      arm();
+      return result;
+    }
+  }
+
   core::RequestId resolve(const core::ResolveRequest& request, core::Completion done);
   bool cancel(core::RequestId id);
-  void on_query_result(core::QueryId id, const core::QueryResult& result);
-  void on_table_result(core::QueryId id, const core::TableResult& result);
-  void on_local_port(const core::LocalPort& port);
-  void on_sm_changed();
-  void on_gid_out_of_service(const core::Gid& gid);
-  void on_gid_in_service(const core::Gid& gid);
-  void on_broadcast_params(const core::BroadcastParams& params);
   void on_neighbour(const core::IpAddr& ip, const core::HwAddr& hw,
                     std::optional<core::Lid> source_lid = std::nullopt);
   bool on_neighbour_removed(const core::IpAddr& ip);

@@ -25,7 +25,8 @@ class NativeBatchTest : public test_support::DaemonTest {
   void SetUp() override {
     DaemonTest::SetUp();
     server_.listen(config_.server.socket, 0600, NativeLimits{});
-    gate_.on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{1}, true});
+    const core::LocalPort port{kLocalGid, core::Lid{1}, core::Lid{1}, true};
+    gate_.apply([&](core::Resolver& r) { r.on_local_port(port); });
     run_loop();
   }
   void TearDown() override {
@@ -54,7 +55,8 @@ TEST_F(NativeBatchTest, FramesOfOneReadAreAnsweredTogetherWithOneClockReadAndOne
     c.resolve(n + 1, gid(0x100 + n));
     const core::PathQuery q = sa_.wait_query(n);
     on_loop([&] {
-      gate_.on_query_result(q.id, core::QueryResult{core::Error::ok, path_to(*q.dgid, static_cast<std::uint16_t>(10 + n))});
+      const core::QueryResult answer{core::Error::ok, path_to(*q.dgid, static_cast<std::uint16_t>(10 + n))};
+      gate_.apply([&](core::Resolver& r) { r.on_query_result(q.id, answer); });
       return 0;
     });
     auto f = c.next();

@@ -33,7 +33,7 @@ struct Port {
   }
   void report(bool active, bool link_down = false) {
     state = core::LocalPort{gid, core::Lid{static_cast<std::uint16_t>(gid.interface_id())}, core::Lid{1}, active, link_down};
-    gate.on_local_port(state);
+    gate.apply([&](core::Resolver& r) { r.on_local_port(state); });
   }
   void answer(std::size_t n, std::uint16_t dlid) {
     const core::PathQuery& q = sa.sent.at(n);
@@ -44,7 +44,7 @@ struct Port {
     p.slid = state.lid;
     p.mtu = 4;
     p.rate = 3;
-    gate.on_query_result(q.id, core::QueryResult{core::Error::ok, p});
+    gate.apply([&](core::Resolver& r) { r.on_query_result(q.id, core::QueryResult{core::Error::ok, p}); });
   }
   std::string device;
   int number;

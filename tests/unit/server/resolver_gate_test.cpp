@@ -38,7 +38,7 @@ struct ResolverGateTest : ::testing::Test {
 };
 
 TEST_F(ResolverGateTest, ResolveAloneWakesTheResolverAtItsDeadline) {
-  gate.on_local_port(core::LocalPort{kLocal, core::Lid{1}, core::Lid{1}, true});
+  gate.apply([](core::Resolver& r) { r.on_local_port(core::LocalPort{kLocal, core::Lid{1}, core::Lid{1}, true}); });
   std::optional<core::Error> answer;
   gate.resolve(request(), [&](core::RequestId, const core::ResolveResult& r) { answer = r.error; });
   loop.run();
@@ -48,12 +48,14 @@ TEST_F(ResolverGateTest, ResolveAloneWakesTheResolverAtItsDeadline) {
 }
 
 TEST_F(ResolverGateTest, FailedQueryAloneIsRetried) {
-  gate.on_local_port(core::LocalPort{kLocal, core::Lid{1}, core::Lid{1}, true});
+  gate.apply([](core::Resolver& r) { r.on_local_port(core::LocalPort{kLocal, core::Lid{1}, core::Lid{1}, true}); });
   core::ResolveRequest r = request();
   r.timeout = 5s;
   gate.resolve(r, [](core::RequestId, const core::ResolveResult&) {});
   ASSERT_EQ(sa.sent.size(), 1u);
-  gate.on_query_result(sa.sent[0], core::QueryResult{core::Error::timeout, {}});
+  gate.apply([&](core::Resolver& target) {
+    target.on_query_result(sa.sent[0], core::QueryResult{core::Error::timeout, {}});
+  });
   EXPECT_EQ(sa.sent.size(), 1u);
   // The retry's ticks, the only input being the failed answer (the deadline ends the loop at worst).
   while (sa.sent.size() < 2 && loop.run_one() == 1) {
