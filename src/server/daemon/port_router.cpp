@@ -2,6 +2,7 @@
 #include "server/daemon/port_router.h"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 #include <unordered_map>
 #include <variant>
@@ -12,8 +13,9 @@ namespace ibat::server {
 
 namespace {
 constexpr int kIdShift = 56;       // request ids: port index in the top byte
-constexpr int kCursorShift = 24;   // PATHS cursors of a multi-port host: port index in the top byte
-constexpr std::uint32_t kCursorMask = (1u << kCursorShift) - 1;
+// PATHS cursors of a multi-port host: the port's index in the top bits, as few as the ports need
+// (2 for four ports), the port's own cursor (a cache slot, below capacity) in the rest.
+int cursor_shift(std::size_t ports) { return 32 - static_cast<int>(std::bit_width(ports - 1)); }
 }  // namespace
 
 PortRouter::PortRouter(ResolverGate& only) { add(RoutedPort{&only, "", 0, {}}); }
@@ -168,23 +170,26 @@ core::Resolver::EntryPage PortRouter::entries_page(std::uint32_t cursor, std::si
   if (ports_.empty()) return {};
   if (ports_.size() == 1) return resolver(0).entries_page(cursor, limit);
   core::Resolver::EntryPage page;
-  std::size_t index = cursor >> kCursorShift;
-  std::uint32_t local = cursor & kCursorMask;
+  const int shift = cursor_shift(ports_.size());
+  const std::uint32_t mask = static_cast<std::uint32_t>((std::uint64_t{1} << shift) - 1);
+  std::size_t index = cursor >> shift;
+  std::uint32_t local = cursor & mask;
   for (; index < ports_.size() && page.entries.size() < limit; ++index, local = 0) {
     core::Resolver::EntryPage part = resolver(index).entries_page(local, limit - page.entries.size());
     page.entries.insert(page.entries.end(), part.entries.begin(), part.entries.end());
     if (part.next) {
-      page.next = static_cast<std::uint32_t>(index << kCursorShift) | (*part.next & kCursorMask);
+      page.next = static_cast<std::uint32_t>(index << shift) | (*part.next & mask);
       return page;
     }
   }
-  if (index < ports_.size()) page.next = static_cast<std::uint32_t>(index << kCursorShift);
+  if (index < ports_.size()) page.next = static_cast<std::uint32_t>(index << shift);
   return page;
 }
 
-std::vector<core::CacheEntryView> PortRouter::entries() const {
+std::vector<core::CacheEntryView> PortRouter::entries(bool serving_only) const {
   std::vector<core::CacheEntryView> all;
   for (std::size_t i = 0; i < ports_.size(); ++i) {
+    if (serving_only && ports_[i].local_port && ports_[i].local_port().link_down) continue;
     std::vector<core::CacheEntryView> part = resolver(i).entries();
     all.insert(all.end(), part.begin(), part.end());
   }

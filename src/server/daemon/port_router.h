@@ -79,9 +79,12 @@ class PortRouter {
   // Every port when `only` is unset.
   std::size_t flush_all(std::optional<std::size_t> only = std::nullopt);
   std::size_t flush(const core::Gid& dgid, std::optional<core::Pkey> pkey, std::optional<std::size_t> only = std::nullopt);
-  // Pages through every port's entries in turn: the cursor's top byte is the port.
+  // Pages through every port's entries in turn: the cursor's top bits are the port (as few as the
+  // ports need, so a port's own cursor keeps 30 bits with four ports). A CA added or removed
+  // between two pages may make a listing skip or repeat that port's entries.
   core::Resolver::EntryPage entries_page(std::uint32_t cursor, std::size_t limit) const;
-  std::vector<core::CacheEntryView> entries() const;  // every port's
+  // Every port's entries; `serving_only`: not those of a port whose cable is out (it serves none).
+  std::vector<core::CacheEntryView> entries(bool serving_only = false) const;
 
   const core::Resolver& resolver(std::size_t index) const { return ports_[index].gate->resolver(); }
 

@@ -260,12 +260,7 @@ void Service::refresh_table() {
   if (!ports_.empty())
     table_.set_defaults(ports_[router_.default_port()].runtime->local_port().gid, config_.policy.default_pkey);
   // A port whose cable is out serves nothing (its Resolver fails its requests): nor does the table.
-  std::vector<core::CacheEntryView> entries;
-  for (const PortSlot& slot : ports_) {
-    if (slot.runtime->local_port().link_down) continue;
-    std::vector<core::CacheEntryView> part = slot.runtime->resolver().entries();
-    entries.insert(entries.end(), part.begin(), part.end());
-  }
+  const std::vector<core::CacheEntryView> entries = router_.entries(true);
   table_.republish(entries, clock_.now(), config_.policy.path_ttl);
   schedule_table_expiry();
 }
