@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -35,8 +36,21 @@ std::optional<ControlCommand> parse_control(std::string_view line, std::string& 
     command.verb = ControlCommand::Verb::add;
   } else if (verb == "remove") {
     command.verb = ControlCommand::Verb::remove;
+  } else if (verb == "lose-rmpp-segment") {
+    const std::size_t blank = ca.find_first_of(kBlanks);
+    const std::string_view number = blank == std::string_view::npos ? std::string_view{} : trim(ca.substr(blank));
+    std::uint32_t n = 0;
+    const auto [end, err] = std::from_chars(number.data(), number.data() + number.size(), n);
+    if (blank == std::string_view::npos || err != std::errc{} || end != number.data() + number.size() || n == 0) {
+      error = "'lose-rmpp-segment' takes a CA name and a segment number (1 or more)";
+      return std::nullopt;
+    }
+    command.verb = ControlCommand::Verb::lose_segment;
+    command.ca = std::string(ca.substr(0, blank));
+    command.segment = n;
+    return command;
   } else {
-    error = "unknown command '" + std::string(verb) + "' (use: add <ca>, remove <ca>)";
+    error = "unknown command '" + std::string(verb) + "' (use: add <ca>, remove <ca>, lose-rmpp-segment <ca> <n>)";
     return std::nullopt;
   }
   if (ca.empty() || ca.find_first_of(kBlanks) != std::string_view::npos) {

@@ -2,10 +2,13 @@
 // process's CAs as a driver unload, hot-plug or SR-IOV VF would. One command a line:
 //   remove <ca>   the CA goes away (interpose.cpp: sysfs, umad files, uevents)
 //   add <ca>      it comes back
+//   lose-rmpp-segment <ca> <n>   the next RMPP DATA segment numbered n reaching <ca> is lost (a
+//                 fault: the sender's ACK timeout resends it; mad_layer.h lose_next_segment)
 // After each line the twin appends that line and a newline to "<path>.done", so a test can wait
 // for its command to have been carried out. The FIFO is opened O_RDWR, so it never reads EOF.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,13 +17,14 @@
 namespace ibat::umad_twin {
 
 struct ControlCommand {
-  enum class Verb { add, remove };
+  enum class Verb { add, remove, lose_segment };
   Verb verb = Verb::add;
   std::string ca;
+  std::uint32_t segment = 0;  // lose_segment: its number (1 = the first)
 };
 
 // One line of the FIFO, surrounding blanks ignored; nothing (and `error` says what is wrong) when
-// it is not "add <ca>" or "remove <ca>".
+// it is not "add <ca>", "remove <ca>" or "lose-rmpp-segment <ca> <n>".
 std::optional<ControlCommand> parse_control(std::string_view line, std::string& error);
 
 class ControlFifo {

@@ -220,7 +220,7 @@ class Twin {
                    "\"unmatched_responses\": %llu, \"undeliverable_requests\": %llu, \"bounced\": %llu, "
                    "\"retries\": %llu, \"timeouts\": %llu, \"queue_full\": %llu, \"acks_sent\": %llu, "
                    "\"acks_received\": %llu, \"segments_resent\": %llu, \"aborts_sent\": %llu, "
-                   "\"aborts_received\": %llu, \"output_full\": %llu}\n",
+                   "\"aborts_received\": %llu, \"output_full\": %llu, \"injected_losses\": %llu}\n",
                    cas_.size(), static_cast<unsigned long long>(c.sent), static_cast<unsigned long long>(c.received),
                    static_cast<unsigned long long>(c.segments_sent), static_cast<unsigned long long>(c.segments_received),
                    static_cast<unsigned long long>(c.reassembled), static_cast<unsigned long long>(c.rmpp_dropped),
@@ -230,7 +230,7 @@ class Twin {
                    static_cast<unsigned long long>(c.queue_full), static_cast<unsigned long long>(c.acks_sent),
                    static_cast<unsigned long long>(c.acks_received), static_cast<unsigned long long>(c.segments_resent),
                    static_cast<unsigned long long>(c.aborts_sent), static_cast<unsigned long long>(c.aborts_received),
-                   static_cast<unsigned long long>(c.output_full));
+                   static_cast<unsigned long long>(c.output_full), static_cast<unsigned long long>(c.injected_losses));
       std::fclose(f);
     }
   }
@@ -303,6 +303,10 @@ class Twin {
       return;
     }
     const auto k = static_cast<std::size_t>(it - cas_.begin());
+    if (command.verb == ControlCommand::Verb::lose_segment) {
+      layer_.lose_next_segment(cas_[k].umad, command.segment);
+      return;
+    }
     const bool add = command.verb == ControlCommand::Verb::add;
     {
       std::lock_guard lock(sysfs_mutex_);

@@ -308,6 +308,11 @@ void MadLayer::on_rmpp(unsigned ca, std::pair<unsigned, std::uint32_t> target, c
     on_rmpp_control(ca, from, now, out);
     return;
   }
+  if (auto lose = lose_segment_.find(ca); lose != lose_segment_.end() && lose->second == segment_number(mad)) {
+    lose_segment_.erase(lose);
+    counters_.injected_losses++;
+    return;  // as if the wire had dropped it: no ACK, the sender's timer decides
+  }
   counters_.segments_received++;
   const Reassembler::Source source{ntohs(static_cast<std::uint16_t>(from.slid)), ntohl(from.sqp)};
   auto result = reassemblers_[ca].add(source, mad, now);
@@ -440,6 +445,11 @@ std::optional<MadLayer::Clock::time_point> MadLayer::on_timer(Clock::time_point 
   // what ibsim cannot take now waits in the outbox.
   queue_output(std::move(out));
   return next;
+}
+
+void MadLayer::lose_next_segment(unsigned ca, std::uint32_t segment) {
+  std::lock_guard lock(mutex_);
+  lose_segment_[ca] = segment;
 }
 
 void MadLayer::remove_ca(unsigned ca) {

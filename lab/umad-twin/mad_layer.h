@@ -60,6 +60,7 @@ struct Counters {
   std::uint64_t retries = 0, timeouts = 0, queue_full = 0;
   std::uint64_t acks_sent = 0, acks_received = 0, segments_resent = 0, aborts_sent = 0, aborts_received = 0;
   std::uint64_t output_full = 0;
+  std::uint64_t injected_losses = 0;  // segments lost by lose_next_segment
 };
 
 // What one datagram to ibsim came to: sent; busy (ibsim's queue is full: try again when the socket
@@ -93,6 +94,9 @@ class MadLayer {
   void remove_ca(unsigned ca);
   void add_ca(unsigned ca);
   bool ca_present(unsigned ca) const;
+  // A fault for tests: the next RMPP DATA segment numbered `segment` that reaches CA `ca` is lost
+  // on the wire (counted in injected_losses), once; the sender's ACK timeout then resends it.
+  void lose_next_segment(unsigned ca, std::uint32_t segment);
 
   // The outbox (receive thread only): the CA whose socket must become writable before the next
   // datagram can go, and the call to make when it has.
@@ -154,6 +158,7 @@ class MadLayer {
   std::map<WaitKey, Waiting> waiting_;
   std::map<unsigned, Reassembler> reassemblers_;  // per CA
   std::set<unsigned> removed_;                    // CAs whose umad device is gone
+  std::map<unsigned, std::uint32_t> lose_segment_;  // CA -> the DATA segment number to lose next
   Counters counters_;
   mutable std::mutex outbox_mutex_;
   std::deque<Outgoing> outbox_;

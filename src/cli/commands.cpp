@@ -140,6 +140,8 @@ std::string port_gid(ibat_t* h, const std::string& name) {
 int run_resolve(const std::string& socket, const ResolveArgs& args) {
   if (args.cache_only && args.force_sa)
     throw UsageError("--cache-only and --force-sa contradict each other: give at most one");
+  if (!args.sgid.empty() && !args.port.empty())
+    throw UsageError("--sgid and --port both name the source: give at most one");
   ibat_target target{};
   std::string shown;
   if (!args.dgid.empty()) {
@@ -171,6 +173,10 @@ int run_resolve(const std::string& socket, const ResolveArgs& args) {
   if (!args.timeout.empty()) opts.timeout_ms = parse_timeout("--timeout", args.timeout);
 
   Handle h = connect(socket);
+  if (!args.port.empty()) {
+    opts.flags |= IBAT_RESOLVE_SGID;
+    opts.sgid = parse_gid("--port", port_gid(h.get(), args.port));
+  }
   ibat_path path{};
   Advice advice;
   if (args.cache_only) {

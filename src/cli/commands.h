@@ -22,6 +22,7 @@ struct CommandError : std::runtime_error {
 struct ResolveArgs {
   std::string dgid, dlid, ip, hw;  // exactly one is set
   std::string sgid, pkey;
+  std::string port;     // "mlx5_1:1": its GID is the source GID (not with sgid)
   std::string timeout;  // milliseconds; empty: ibatd's default
   bool cache_only = false;
   bool force_sa = false;

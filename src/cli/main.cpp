@@ -72,7 +72,9 @@ int main(int argc, char** argv) {
   target->add_option("--ip", resolve.ip, "destination IP address (through ibatd's neighbour table)")->type_name("ADDR");
   target->add_option("--hw", resolve.hw, "destination IPoIB hardware address")->type_name("HWADDR");
   target->require_option(1);
-  resolve_cmd->add_option("--sgid", resolve.sgid, "source GID (default: the local port's)")->type_name("GID");
+  resolve_cmd->add_option("--sgid", resolve.sgid, "source GID (default: the default port's)")->type_name("GID");
+  resolve_cmd->add_option("--port", resolve.port, "resolve from this port (see 'ibat ports'): its GID is the source")
+      ->type_name("CA:PORT");
   resolve_cmd->add_option("--pkey", resolve.pkey, "P_Key (default: ibatd's default_pkey)")->type_name("P");
   resolve_cmd->add_option("--timeout", resolve.timeout, "deadline in milliseconds, 1 to 3600000 (default: ibatd's)")
       ->type_name("MS");

@@ -171,7 +171,7 @@ EOF
 IBAT_TWIN_CONTROL=$tmp/control "$LAB" run --name "$rails" --host g0001 -- python3 "$tmp/harness.py" \
   2>"$tmp/harness.err" || { cat "$tmp/harness.err" >&2; fail "the hot-plug harness failed"; }
 expect_contains "an unknown command on stderr" "$(cat "$tmp/harness.err")" \
-  "'unplug mlx5_1': unknown command 'unplug' (use: add <ca>, remove <ca>); ignored"
+  "'unplug mlx5_1': unknown command 'unplug' (use: add <ca>, remove <ca>, lose-rmpp-segment <ca> <n>); ignored"
 expect_contains "an unknown CA on stderr" "$(cat "$tmp/harness.err")" "no CA named mlx5_9 in this process"
 [[ ! -e $tmp/control ]] || fail "the FIFO the twin made outlived its process"
 pass "the FIFO the twin made is gone with its process"

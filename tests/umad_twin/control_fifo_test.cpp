@@ -34,11 +34,25 @@ TEST(ControlCommand, AddAndRemoveTakeOneCa) {
 TEST(ControlCommand, AnyOtherLineSaysWhatIsWrong) {
   std::string error;
   EXPECT_FALSE(parse_control("unplug mlx5_0", error));
-  EXPECT_EQ(error, "unknown command 'unplug' (use: add <ca>, remove <ca>)");
+  EXPECT_EQ(error, "unknown command 'unplug' (use: add <ca>, remove <ca>, lose-rmpp-segment <ca> <n>)");
   EXPECT_FALSE(parse_control("remove", error));
   EXPECT_EQ(error, "'remove' takes one CA name");
   EXPECT_FALSE(parse_control("add mlx5_0 mlx5_1", error));
   EXPECT_EQ(error, "'add' takes one CA name");
+}
+
+TEST(ControlCommand, LoseRmppSegmentTakesACaAndASegmentNumber) {
+  std::string error;
+  auto c = parse_control("lose-rmpp-segment mlx5_0 3", error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->verb, ControlCommand::Verb::lose_segment);
+  EXPECT_EQ(c->ca, "mlx5_0");
+  EXPECT_EQ(c->segment, 3u);
+  for (const char* bad : {"lose-rmpp-segment mlx5_0", "lose-rmpp-segment mlx5_0 0", "lose-rmpp-segment mlx5_0 x",
+                          "lose-rmpp-segment mlx5_0 3 4", "lose-rmpp-segment"}) {
+    EXPECT_FALSE(parse_control(bad, error)) << bad;
+    EXPECT_EQ(error, "'lose-rmpp-segment' takes a CA name and a segment number (1 or more)") << bad;
+  }
 }
 
 class ControlFifoTest : public ::testing::Test {

@@ -325,6 +325,20 @@ TEST_F(MadLayerTest, ALostSegmentIsResentFromTheLastAckAndTheAnswerArrivesWholeO
   EXPECT_EQ(layer.counters().timeouts, 0u);
 }
 
+TEST_F(MadLayerTest, AnInjectedLossDropsTheNamedSegmentOnceAndTheResendCompletesTheAnswer) {
+  const auto x = ask_for_table(30);  // 10 segments, answered to CA 0
+  layer.lose_next_segment(0, 5);
+  answer(x);
+  pump(t0);
+  EXPECT_TRUE(read(x.requester).empty()) << "segment 5 never came: no message yet";
+  EXPECT_EQ(layer.counters().injected_losses, 1u);
+  layer.on_timer(t0 + 2s);  // the SA's ACK wait ends: it resends from the last ACKed segment
+  pump(t0 + 2s);
+  expect_table_once(x);
+  EXPECT_EQ(layer.counters().injected_losses, 1u) << "lost once: the resent segment 5 arrives";
+  EXPECT_EQ(layer.counters().reassembled, 1u);
+}
+
 TEST_F(MadLayerTest, TheWindowBoundsTheSegmentsInFlight) {
   const auto x = ask_for_table(320);  // 103 segments
   answer(x);

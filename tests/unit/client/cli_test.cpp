@@ -229,9 +229,17 @@ TEST(Cli, CacheOnlyMissSaysNotCachedAndNotSaquery) {
 }
 
 // STATS of a two-port host: mlx5_0:1 active, mlx5_1:1 with its cable out and its SA silent.
+// RESOLVE: sample_path() from the request's source GID.
 void two_port_daemon(FakeServer& s, const ReceivedFrame& f) {
   std::vector<std::uint8_t> out;
   auto op = static_cast<protocol::Op>(f.header.op);
+  if (op == protocol::Op::resolve) {
+    auto req = protocol::decode_resolve_request(f.payload);
+    core::PathRecord path = sample_path();
+    if (req && req.value().sgid) path.sgid = *req.value().sgid;
+    protocol::append_resolve_reply(out, f.header.id, core::ResolveResult{core::Error::ok, path, core::EntryState::valid, 1ms});
+    return s.reply(out);
+  }
   if (op != protocol::Op::stats) {
     protocol::append_empty_reply(out, f.header.id, op, protocol::Status::denied);
     return s.reply(out);
@@ -274,6 +282,33 @@ TEST(Cli, HealthFailsWithALinePerProblemOfEachPort) {
   EXPECT_FALSE(doc["healthy"]);
   EXPECT_TRUE(doc["ports"][0]["healthy"]);
   EXPECT_EQ(doc["ports"][1]["problems"].size(), 3u);
+}
+
+TEST(Cli, ResolvePortNamesTheSourceByItsPortsGid) {
+  FakeServer server(two_port_daemon);
+  CliRun r = ibat({"--socket", server.path(), "resolve", "--port", "mlx5_1:1", "--dlid", "7", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["sgid"], "fe80::2") << "mlx5_1:1's GID, from ibatd's port list";
+  FakeServer again(two_port_daemon);
+  CliRun unknown = ibat({"--socket", again.path(), "resolve", "--port", "mlx5_7:1", "--dlid", "7"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("--port mlx5_7:1: ibatd serves no such port (it serves mlx5_0:1, mlx5_1:1)"),
+            std::string::npos)
+      << unknown.err;
+  CliRun both = ibat({"--socket", again.path(), "resolve", "--port", "mlx5_1:1", "--sgid", "fe80::2", "--dlid", "7"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--sgid and --port both name the source"), std::string::npos) << both.err;
+}
+
+TEST(Cli, HealthOfADaemonWithNoPortLeftIsNotHealthy) {
+  FakeServer server([](FakeServer& s, const ReceivedFrame& f) {
+    std::vector<std::uint8_t> out;
+    protocol::append_chunked_reply(out, protocol::Op::stats, f.header.id, R"({"resolves":0,"ports":[]})");
+    s.reply(out);
+  });
+  CliRun r = ibat({"--socket", server.path(), "health"});
+  EXPECT_EQ(r.exit_code, 18);
+  EXPECT_EQ(r.out, "ibatd serves no port: no InfiniBand HCA is present (removed, or its driver not loaded)\n");
 }
 
 TEST(Cli, HealthOfAnOlderDaemonWithoutPortsIsNotHealthy) {
