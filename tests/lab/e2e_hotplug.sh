@@ -22,28 +22,8 @@ start_ibatd "$name" host:g0001 d
 unset IBAT_TWIN_CONTROL  # the daemon's alone: saquery and the twin tools must not read it
 pid=${DAEMON_PID[d]}
 
-# hotplug LINE: one control line to the daemon's twin, waiting for it to be carried out
-hotplug() {
-  local before
-  before=$(grep -cxF "$1" "$control.done" 2>/dev/null || true)
-  echo "$1" >"$control"
-  local deadline=$((SECONDS + 10))
-  until (($(grep -cxF "$1" "$control.done" 2>/dev/null || echo 0) > ${before:-0})); do
-    ((SECONDS < deadline)) || fail "the twin did not carry out '$1' within 10 s"
-    sleep 0.05
-  done
-}
-ports_state() { jq_py "$(cli d ports --json)" '" ".join(sorted(p["name"] + "=" + p["state"] for p in j)) or "none"'; }
-# wait_ports WANT: until ibat ports shows WANT (ibatd hears the uevents and re-reads the ports)
-wait_ports() {
-  local deadline=$((SECONDS + 20))
-  until [[ $(ports_state) == "$1" ]]; do
-    ((SECONDS < deadline)) || fail "ibat ports: $(ports_state), expected $1; $(tail -5 "$DAEMON_DIR/d.err")"
-    sleep 0.1
-  done
-}
 both="mlx5_0:1=active mlx5_1:1=active"
-wait_ports "$both"
+wait_ports d "$both"
 sgid() { host "$name" "g0001-mlx5_$1" gid; }
 same_as_saquery() {  # same_as_saquery K DEST: a resolve from mlx5_K to DEST equals saquery from that CA
   local s d want got
@@ -75,8 +55,8 @@ until grep -q '"neighbour"' "$E2E_DIR/watch.jsonl"; do
   sleep 0.2
 done
 
-hotplug "remove mlx5_1"
-wait_ports "mlx5_0:1=active"
+twin_control "$control" "remove mlx5_1"
+wait_ports d "mlx5_0:1=active"
 pass "mlx5_1 removed: ibat ports lists mlx5_0 alone"
 expect_exit 15 "resolve from the removed CA's source GID" -- cli d resolve --sgid "$(sgid 1)" --dgid "$(host "$name" g0002-mlx5_1 gid)"
 expect_eq "kernel twin naming the removed mlx5_1" "$(kernel_outcome 1 g0002-mlx5_1)" "fallback"
@@ -84,21 +64,21 @@ same_as_saquery 0 g0003-mlx5_0
 expect_eq "kernel twin naming mlx5_0" "$(kernel_outcome 0 g0000-mlx5_0)" "path"
 pass "mlx5_0 goes on serving fresh SA answers"
 
-hotplug "add mlx5_1"
-wait_ports "$both"
+twin_control "$control" "add mlx5_1"
+wait_ports d "$both"
 same_as_saquery 1 g0002-mlx5_1
 expect_eq "kernel twin naming mlx5_1 again" "$(kernel_outcome 1 g0000-mlx5_1)" "path"
 pass "mlx5_1 added back: served again"
 
-hotplug "remove mlx5_0"
-hotplug "remove mlx5_1"
-wait_ports "none"
+twin_control "$control" "remove mlx5_0"
+twin_control "$control" "remove mlx5_1"
+wait_ports d "none"
 expect_exit 11 "resolve with no HCA present" -- cli d resolve --dgid "$(host "$name" g0002-mlx5_0 gid)"
 expect_exit 18 "health with no HCA present" -- cli d health
 expect_contains "health says why" "$(cli d health)" "no InfiniBand HCA is present"
-hotplug "add mlx5_0"
-hotplug "add mlx5_1"
-wait_ports "$both"
+twin_control "$control" "add mlx5_0"
+twin_control "$control" "add mlx5_1"
+wait_ports d "$both"
 same_as_saquery 0 g0000-mlx5_0
 same_as_saquery 1 g0003-mlx5_1
 expect_exit 0 "health with both back" -- cli d health

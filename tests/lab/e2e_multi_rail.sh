@@ -21,12 +21,10 @@ printf '[linux]\nlocal_sa_socket = "%s"\n' "$E2E_DIR/d.lsa" >>"$E2E_DIR/d.toml"
 acm=$E2E_DIR/acm.sock
 start_ibatd "$name" host:g0001 d --acm-socket "$acm"
 
-# ports_state: "name=state" of every port ibatd serves, sorted
-ports_state() { jq_py "$(cli d ports --json)" '" ".join(sorted(p["name"] + "=" + p["state"] for p in j))'; }
 all_active="mlx5_0:1=active mlx5_1:1=active mlx5_2:1=active mlx5_3:1=active"
 deadline=$((SECONDS + 30))
-until [[ $(ports_state) == "$all_active" ]]; do
-  ((SECONDS < deadline)) || fail "ibat ports after 30 s: $(ports_state); $(tail -5 "$DAEMON_DIR/d.err")"
+until [[ $(ports_state d) == "$all_active" ]]; do
+  ((SECONDS < deadline)) || fail "ibat ports after 30 s: $(ports_state d); $(tail -5 "$DAEMON_DIR/d.err")"
   sleep 0.2
 done
 pass "ibat ports: four active ports ($all_active)"
@@ -113,8 +111,8 @@ PY
 # unlink mlx5_2's cable: its requests fail, the other three serve everything
 "$LAB" link --name "$name" down "g0001-mlx5_2[1]" >/dev/null
 deadline=$((SECONDS + 20))
-until [[ $(ports_state) == *"mlx5_2:1=link_down"* ]]; do
-  ((SECONDS < deadline)) || fail "mlx5_2 not seen down after 20 s: $(ports_state)"
+until [[ $(ports_state d) == *"mlx5_2:1=link_down"* ]]; do
+  ((SECONDS < deadline)) || fail "mlx5_2 not seen down after 20 s: $(ports_state d)"
   sleep 0.2
 done
 pass "ibat ports: mlx5_2:1 link_down"
@@ -135,10 +133,10 @@ expect_eq "failures on the three other ports while mlx5_2 is unlinked (fresh SA 
 "$LAB" link --name "$name" up "g0001-mlx5_2[1]" >/dev/null
 deadline=$((SECONDS + 60))
 until cli d resolve --sgid "$(sgid 2)" --dgid "$d2" --timeout 2000 >/dev/null 2>&1; do
-  ((SECONDS < deadline)) || fail "mlx5_2 does not serve 60 s after the relink: $(ports_state)"
+  ((SECONDS < deadline)) || fail "mlx5_2 does not serve 60 s after the relink: $(ports_state d)"
   sleep 0.2
 done
 pass "mlx5_2 serves again after the relink"
-expect_eq "ports after the relink" "$(ports_state)" "$all_active"
+expect_eq "ports after the relink" "$(ports_state d)" "$all_active"
 stop_ibatd d
 expect_eq "ibatd exit after SIGTERM" "$DAEMON_EXIT" 0

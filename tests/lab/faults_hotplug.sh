@@ -29,26 +29,8 @@ for ca in ("mlx5_0", "mlx5_1"):
 PY
 [[ $(wc -l <"$FAULTS_DIR/from-mlx5_0") -ge 3 ]] || fail "too few destinations: $(cat "$FAULTS_DIR/from-mlx5_0")"
 
-ports_state() { cli A ports --json | python3 -c 'import json,sys; print(" ".join(sorted(p["name"] + "=" + p["state"] for p in json.load(sys.stdin))) or "none")'; }
-wait_ports() {
-  local deadline=$((SECONDS + 20))
-  until [[ $(ports_state) == "$1" ]]; do
-    ((SECONDS < deadline)) || fail "ibat ports: $(ports_state), expected $1; $(tail -5 "$DAEMON_DIR/A.err")"
-    sleep 0.1
-  done
-}
-hotplug() {  # hotplug LINE: one control line to the daemon's twin, waiting until it is carried out
-  local before
-  before=$(grep -cxF "$1" "$control.done" 2>/dev/null || true)
-  echo "$1" >"$control"
-  local deadline=$((SECONDS + 10))
-  until (($(grep -cxF "$1" "$control.done" 2>/dev/null || echo 0) > ${before:-0})); do
-    ((SECONDS < deadline)) || fail "the twin did not carry out '$1' within 10 s"
-    sleep 0.05
-  done
-}
 both="mlx5_0:1=active mlx5_1:1=active"
-wait_ports "$both"
+wait_ports A "$both"
 for ca in mlx5_0 mlx5_1; do
   load_run "$FAULTS_DIR/warm-$ca.json" "warm-up: every destination of $ca once" --socket "$(sock A)" \
     --dgids "$FAULTS_DIR/from-$ca" --count "$(wc -l <"$FAULTS_DIR/from-$ca")" --depth 16 --expect-exists --timeout-ms 15000
@@ -61,10 +43,10 @@ out=$FAULTS_DIR/load.json
 load_start "$out" --socket "$(sock A)" --dgids "$FAULTS_DIR/from-mlx5_0" --connections 4 --depth 8 --rate 1500 \
   --uncached-share 0.05 --timeout-ms 15000 --expect-exists --duration 600
 for round in 1 2 3; do
-  hotplug "remove mlx5_1"
-  wait_ports "mlx5_0:1=active"
-  hotplug "add mlx5_1"
-  wait_ports "$both"
+  twin_control "$control" "remove mlx5_1"
+  wait_ports A "mlx5_0:1=active"
+  twin_control "$control" "add mlx5_1"
+  wait_ports A "$both"
 done
 pass "mlx5_1 removed and added back three times under load from mlx5_0"
 sleep 1  # load after the last add

@@ -80,6 +80,34 @@ sock() { echo "$DAEMON_DIR/$1.sock"; }
 # cli TAG ARGS...: the ibat CLI against daemon TAG
 cli() { local tag=$1; shift; "$IBAT_CLI" --socket "$(sock "$tag")" "$@"; }
 
+# ports_state TAG: "name=state" of every port daemon TAG serves, sorted ("none": it serves none)
+ports_state() {
+  cli "$1" ports --json | python3 -c 'import json, sys
+print(" ".join(sorted(p["name"] + "=" + p["state"] for p in json.load(sys.stdin))) or "none")'
+}
+
+# wait_ports TAG WANT: until ports_state TAG is WANT (ibatd hears a CA come or go and re-reads the ports)
+wait_ports() {
+  local deadline=$((SECONDS + 20))
+  until [[ $(ports_state "$1") == "$2" ]]; do
+    ((SECONDS < deadline)) || fail "ibat ports: $(ports_state "$1"), expected $2; $(tail -5 "$DAEMON_DIR/$1.err")"
+    sleep 0.1
+  done
+}
+
+# twin_control FIFO LINE: one line to a daemon's umad twin (started with IBAT_TWIN_CONTROL=FIFO),
+# waiting until the twin has carried it out (it appends the line to FIFO.done)
+twin_control() {
+  local before
+  before=$(grep -cxF "$2" "$1.done" 2>/dev/null || true)
+  echo "$2" >"$1"
+  local deadline=$((SECONDS + 10))
+  until (($(grep -cxF "$2" "$1.done" 2>/dev/null || echo 0) > ${before:-0})); do
+    ((SECONDS < deadline)) || fail "the twin did not carry out '$2' within 10 s"
+    sleep 0.05
+  done
+}
+
 # wait_resolving TAG GID: until a resolve of GID through daemon TAG succeeds (local port known,
 # SA answering)
 wait_resolving() {
