@@ -19,6 +19,7 @@
 
 #include "fake_sysfs.h"
 #include "mad_layer.h"
+#include "umad_message.h"
 
 namespace ibat::umad_twin {
 namespace {
@@ -67,18 +68,6 @@ class CaRemovalTest : public ::testing::Test {
     r.length = htobe64(256);
     std::memcpy(r.mad, mad.data(), 256);
     return r;
-  }
-  static Bytes umad(int agent, const Bytes& mad, std::uint32_t timeout_ms = 0, std::uint32_t retries = 0) {
-    ib_user_mad_hdr h{};
-    h.id = static_cast<std::uint32_t>(agent);
-    h.timeout_ms = timeout_ms;
-    h.retries = retries;
-    h.lid = htons(1);
-    h.qpn = htonl(1);
-    Bytes out(sizeof h);
-    std::memcpy(out.data(), &h, sizeof h);
-    out.insert(out.end(), mad.begin(), mad.end());
-    return out;
   }
   ssize_t read(int fd) {
     Bytes buf(64 + 256);

@@ -4,6 +4,7 @@
 // (a requester on CA 0, an SA on CA 1) over a wire that loses, repeats or holds datagrams: the
 // window, the resend from the last ACK, the retries, ABORT, and ACKs never read by a program.
 #include "mad_layer.h"
+#include "umad_message.h"
 
 #include <arpa/inet.h>
 #include <endian.h>
@@ -58,19 +59,6 @@ class MadLayerTest : public ::testing::Test {
     s.qpn = cls == 0x81 || cls == 0x01 ? 0 : 1;
     for (int m : methods) s.methods.set(m);
     return layer.register_agent(fd, s);
-  }
-  // A umad as libibumad writes it: header (agent, timeout, retries, destination) + MAD.
-  static Bytes umad(int agent, Bytes mad, std::uint32_t timeout_ms = 0, std::uint32_t retries = 0) {
-    ib_user_mad_hdr h{};
-    h.id = static_cast<std::uint32_t>(agent);
-    h.timeout_ms = timeout_ms;
-    h.retries = retries;
-    h.lid = htons(1);
-    h.qpn = htonl(1);
-    Bytes out(sizeof h);
-    std::memcpy(out.data(), &h, sizeof h);
-    out.insert(out.end(), mad.begin(), mad.end());
-    return out;
   }
   static Bytes sa_mad(std::uint8_t method, std::uint64_t tid_value, std::size_t length = 256) {
     Bytes m(length, 0);
