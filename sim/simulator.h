@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -142,6 +143,13 @@ class Simulator {
   // simulator_tables.cpp: the SaClient's GetTables.
   bool send_table(std::uint32_t node, const core::TableQuery& query);
   void table_attempt(std::uint32_t node, std::uint64_t table, PendingTable& pending, TablePart part);
+  struct LiveTablePart {
+    std::uint64_t table;
+    TablePart part;
+    PendingTable* pending;
+    MadAttempts* mad;  // the part's own: the paths' or the switches'
+  };
+  std::optional<LiveTablePart> live_table_part(const Event& e);
   void on_table_answer(const Event& e);
   void on_table_timer(const Event& e);
   void table_part_done(std::uint32_t node, std::uint64_t table, TablePart part, bool answered);

@@ -15,6 +15,7 @@
 // Resolver uses GETs); a GetTable the Resolver cancels (replaced after an SM change) sends no more
 // resends, but what the SA already queued it still computes. Daemons running at time 0 had their
 // table before the run: it is answered in the constructor, at no cost to the SA.
+#include <optional>
 #include <utility>
 
 #include "sim/simulator.h"
@@ -58,30 +59,30 @@ void Simulator::table_attempt(std::uint32_t n, std::uint64_t table, PendingTable
            EventKind::table_answer, EventKind::table_timeout, query);
 }
 
-void Simulator::on_table_answer(const Event& e) {
+// The table part a table_answer or table_timeout event is for, while that part is still running.
+std::optional<Simulator::LiveTablePart> Simulator::live_table_part(const Event& e) {
   const std::uint64_t table = e.arg / 2;
   const auto part = static_cast<TablePart>(e.arg % 2);
   PendingTable* pending = nodes_[e.node].tables.find(table);
-  if (pending == nullptr) return;
+  if (pending == nullptr) return std::nullopt;
   const bool paths = part == TablePart::paths;
-  const bool done = paths ? pending->path_done : pending->switch_done;
-  if (done || !(paths ? pending->path_mad : pending->switch_mad).is_answer(e.time_ns)) return;
+  if (paths ? pending->path_done : pending->switch_done) return std::nullopt;
+  return LiveTablePart{table, part, pending, paths ? &pending->path_mad : &pending->switch_mad};
+}
+
+void Simulator::on_table_answer(const Event& e) {
+  const auto live = live_table_part(e);
+  if (!live || !live->mad->is_answer(e.time_ns)) return;
   ++nodes_[e.node].sa_answers;
-  table_part_done(e.node, table, part, true);
+  table_part_done(e.node, live->table, live->part, true);
 }
 
 void Simulator::on_table_timer(const Event& e) {
-  const std::uint64_t table = e.arg / 2;
-  const auto part = static_cast<TablePart>(e.arg % 2);
-  PendingTable* pending = nodes_[e.node].tables.find(table);
-  if (pending == nullptr) return;
-  const bool paths = part == TablePart::paths;
-  const bool done = paths ? pending->path_done : pending->switch_done;
-  MadAttempts& mad = paths ? pending->path_mad : pending->switch_mad;
-  if (done || !mad.is_timer(e.time_ns)) return;
+  const auto live = live_table_part(e);
+  if (!live || !live->mad->is_timer(e.time_ns)) return;
   monitor_.on_remote_timeout(e.node, now_ns_);  // MadRequester reports every timed-out remote attempt
-  if (mad.next_attempt(table_retry_)) return table_attempt(e.node, table, *pending, part);
-  table_part_done(e.node, table, part, false);
+  if (live->mad->next_attempt(table_retry_)) return table_attempt(e.node, live->table, *live->pending, live->part);
+  table_part_done(e.node, live->table, live->part, false);
 }
 
 void Simulator::table_part_done(std::uint32_t n, std::uint64_t table, TablePart part, bool answered) {

@@ -10,12 +10,15 @@
 
 namespace ibat::fabric {
 
+// How ibatd names a port everywhere (logs, --port, stats): "mlx5_0:1".
+inline std::string port_name(const std::string& ca, int number) { return ca + ":" + std::to_string(number); }
+
 struct HcaPort {
   std::string ca;          // "mlx5_0"
   int number = 0;          // 1
   std::string link_layer;  // "InfiniBand", "Ethernet" ("" from old kernels: InfiniBand)
   bool active = false;
-  std::string name() const { return ca + ":" + std::to_string(number); }
+  std::string name() const { return port_name(ca, number); }
   bool infiniband() const { return link_layer.empty() || link_layer == "InfiniBand"; }
 };
 

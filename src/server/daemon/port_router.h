@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/resolver.h"
+#include "fabric/port_enumeration.h"
 #include "kernel/ipoib_port.h"
 #include "server/daemon/resolver_gate.h"
 
@@ -29,7 +30,7 @@ struct RoutedPort {
   std::string device;  // "mlx5_0"
   int number = 0;      // 1
   std::function<core::LocalPort()> local_port;  // the last report, or the port as opened
-  std::string name() const { return device + ":" + std::to_string(number); }
+  std::string name() const { return fabric::port_name(device, number); }
   unsigned id_space = 0;  // set by add(): the top byte of its request ids
 };
 

@@ -16,6 +16,7 @@
 
 #include "core/resolver.h"
 #include "fabric/fabric_port.h"
+#include "fabric/port_enumeration.h"
 #include "server/daemon/resolver_gate.h"
 #include "server/daemon/sa_health.h"
 
@@ -38,7 +39,7 @@ class PortRuntime final : public core::FabricInput {
 
   const std::string& device() const { return device_; }
   int number() const { return number_; }
-  std::string name() const { return device_.empty() ? std::string("port") : device_ + ":" + std::to_string(number_); }
+  std::string name() const { return device_.empty() ? std::string("port") : fabric::port_name(device_, number_); }
   core::Resolver& resolver() { return resolver_; }
   const core::Resolver& resolver() const { return resolver_; }
   ResolverGate& gate() { return gate_; }

@@ -42,7 +42,7 @@ class Service {
   struct PortSpec {
     std::string device;  // "mlx5_0"
     int number = 1;
-    std::string name() const { return device + ":" + std::to_string(number); }
+    std::string name() const { return fabric::port_name(device, number); }
     bool operator==(const PortSpec&) const = default;
   };
   // A port's fabric as the Service holds it (the daemon's: a FabricPort): the SA client the port's
