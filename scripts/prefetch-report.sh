@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Produces the prefetch table of docs/scale.md ("Subnet prefetch"): for each N, job-start cold
-# (--warm-s 0) and after a 10-minute warm-up, boot, sm-restart with new LIDs and an idle hour,
+# (--warm-s 0) and after a 10-minute warm-up, boot (and, prefetch on, boot of daemons that know
+# the subnet's size from their warm cache: --known-subnet), sm-restart with new LIDs and an idle hour,
 # each with --prefetch subnet (the default) and --prefetch off, R = 16, the default SA model (one
 # thread), one simulation at a time, nice'd; then prints the table (markdown) with the goals.
 # Needs a Release ibat-sim (cmake --preset release && cmake --build build --target ibat-sim).
@@ -30,6 +31,7 @@ if [ -z "${SKIP_RUNS:-}" ]; then
       run "job-start cold" "$p" --workload job-start --nodes "$n" --ranks 16 --warm-s 0
       run "job-start warm" "$p" --workload job-start --nodes "$n" --ranks 16 --warm-s 600
       run "boot" "$p" --workload boot --nodes "$n"
+      [ "$p" = subnet ] && run "boot, warm cache" "$p" --workload boot --nodes "$n" --known-subnet
       run "sm-restart --lid-change" "$p" --workload sm-restart --lid-change --nodes "$n" --ranks 16 \
         --duration-s 60 --sm-restart-at 20 --sa-down-s 2
       run "idle 1 h" "$p" --workload idle --nodes "$n" --duration-s 3600

@@ -89,6 +89,9 @@ int main(int argc, char** argv) {
   app.add_option("--start-spread-s", sc.start_spread_s,
                  "boot / --warm-s: each daemon starts at a random time in [0, this)")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--known-subnet", sc.known_subnet,
+               "boot / --warm-s: each daemon starts knowing the subnet's size (as from its warm cache), "
+               "so its first table is spread like those after an SM change");
   app.add_option("--connect-rate", sc.connects_per_rank_s, "churn / sm-restart: connects per rank per s")
       ->check(CLI::PositiveNumber);
   app.add_option("--working-set", sc.working_set, "sm-restart: destinations each node keeps using")

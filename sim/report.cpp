@@ -83,7 +83,10 @@ nlohmann::json to_json(const Scenario& s, const RunResult& r) {
   });
   if (s.workload == Workload::idle) j["duration_s"] = s.duration_s;
   if (s.warm_s) j["warm_s"] = *s.warm_s;
-  if (s.workload == Workload::boot || s.warm_s) j["start_spread_s"] = s.start_spread_s;
+  if (s.workload == Workload::boot || s.warm_s) {
+    j["start_spread_s"] = s.start_spread_s;
+    j["known_subnet"] = s.known_subnet;
+  }
   if (r.warmup) j["warmup"] = figures_json(*r.warmup);
   if (s.lid_change && s.strategy == Strategy::ibat && (s.sm_restart_at_s || s.workload == Workload::sm_restart)) {
     j["in_use_renewed_s"] = r.in_use_renewed_s ? nlohmann::json(*r.in_use_renewed_s) : nlohmann::json();

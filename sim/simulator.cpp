@@ -243,6 +243,7 @@ void Simulator::handle(const Event& e) {
     case EventKind::monitor_lost: monitor_.handle(e, now_ns_); return;
     case EventKind::daemon_start:
       monitor_.start_daemon(e.node, now_ns_);
+      if (sc_.known_subnet) nodes_[e.node].resolver->expect_subnet(sc_.nodes);
       nodes_[e.node].resolver->on_local_port(core::LocalPort{gid_of(e.node), lid_of(e.node), lid_of(0), true});
       after_call(e.node);
       return;

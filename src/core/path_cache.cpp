@@ -115,7 +115,7 @@ PathCache::Index PathCache::allocate() {
   return next_unused_++;
 }
 
-PathCache::Index PathCache::insert(const PathKey& key, TimePoint now) {
+PathCache::Index PathCache::add_unlinked(const PathKey& key, TimePoint now) {
   Index i = allocate();
   CacheEntry& e = at(i);
   e = CacheEntry{};
@@ -124,13 +124,17 @@ PathCache::Index PathCache::insert(const PathKey& key, TimePoint now) {
   e.used = now;
   ++size_;
   slot_insert(by_key_, i, &PathCache::key_hash);
+  return i;
+}
+
+PathCache::Index PathCache::insert(const PathKey& key, TimePoint now) {
+  Index i = add_unlinked(key, now);
   link_front(i);
   return i;
 }
 
 PathCache::Index PathCache::insert_least_recent(const PathKey& key, TimePoint now) {
-  Index i = insert(key, now);
-  unlink(i);
+  Index i = add_unlinked(key, now);
   link_back(i);
   return i;
 }
@@ -162,6 +166,7 @@ void PathCache::unindex_lid(Index i) {
 
 void PathCache::touch(Index i, TimePoint now) {
   at(i).used = now;
+  at(i).flags |= CacheEntry::kUsed;
   if (head_ == i) return;
   unlink(i);
   link_front(i);

@@ -49,9 +49,10 @@ struct CacheEntry {
   static constexpr std::uint8_t kPinned = 1;     // a query job exists: never evicted
   static constexpr std::uint8_t kScheduled = 2;  // waiting in the revalidation schedule
   static constexpr std::uint8_t kLidIndexed = 4; // findable by its path's DLID
+  static constexpr std::uint8_t kUsed = 8;       // a request used it (touch): not only a table's or snapshot's
 
   TimePoint produced{};     // when the SA (or ARP) produced the path
-  TimePoint used{};         // last served or requested
+  TimePoint used{};         // last served or requested (kUsed); else when it was inserted
   TimePoint retry_after{};  // failed: end of negative caching; stale: earliest next revalidation
   PathKey key;
   CompactPath path;
@@ -126,6 +127,7 @@ class PathCache {
   void slot_erase(SlotTable& t, Index i, HashOf hash);
 
   Index allocate();
+  Index add_unlinked(const PathKey& key, TimePoint now);  // a new entry in the key index, not yet in the LRU list
   void link_front(Index i);
   void link_back(Index i);
   void unlink(Index i);

@@ -53,6 +53,10 @@ std::string Policy::validate() const {
            ms_text(max_request_timeout) + ")";
   if (provisional_ttl < Duration::zero())
     return "provisional_ttl must be >= 0 (got " + ms_text(provisional_ttl) + ")";
+  if (!std::isfinite(table_spread_paths_per_s) || table_spread_paths_per_s < 0 ||
+      (table_spread_paths_per_s > 0 && table_spread_paths_per_s < 1000) || table_spread_paths_per_s > 1e9)
+    return "table_spread_paths_per_s must be 0 or in [1000, 1000000000] (got " +
+           std::to_string(table_spread_paths_per_s) + ")";
   if (!default_pkey.is_valid())
     return "default_pkey must have a non-zero base in [0x0001, 0x7fff] (got " + default_pkey.to_string() + ")";
   return {};

@@ -41,6 +41,11 @@ struct Policy {
   Duration provisional_ttl = 30s;       // how long an ARP-built path may be served without an SA answer
   Pkey default_pkey{0xFFFF};
   Prefetch prefetch = Prefetch::subnet;  // one GetTable per (port, SM): the subnet on default_pkey
+  // The SA's path rate the subnet's GetTables are spread by (docs/design.md, "Prefetch"): a table
+  // of a subnet of n end ports (known from the last table or the warm cache) goes at a random time
+  // in the first n^2 / rate - 2 s after it is wanted, so that n hosts asking n paths each reach the
+  // SA no faster than it computes them. 0: every table at once.
+  double table_spread_paths_per_s = 250'000.0;
 
   // Empty string when consistent, else a message naming the bad field and its accepted range.
   std::string validate() const;

@@ -65,8 +65,11 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   };
   if (!m.deadlines.empty()) consider(m.deadlines.begin()->first);
   if (!m.retries.empty()) consider(m.retries.top().first);
-  if (!m.revalidation_schedule.empty() && !m.awaiting_table()) consider(m.next_revalidation);
-  if (m.table_ready()) consider(std::max(m.table_retry_at, m.now()));
+  if (!m.revalidation_schedule.empty()) {
+    if (!m.awaiting_table()) consider(m.next_revalidation);
+    else if (m.in_use_first) consider(m.now());
+  }
+  if (m.table_ready()) consider(std::max(m.table_due(), m.now()));
   bool queued = !m.urgent_queue.empty() || !m.background_queue.empty();
   if (queued && m.port_active && m.inflight.size() < m.send_cap()) {
     const TimePoint paced = m.policy.sa_adaptive ? m.pacer.next_send() : TimePoint{};
@@ -254,18 +257,17 @@ void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
     enqueue(job_id, true);
   }
   ++stats.misses;
+  if (p.stale_fallback) mark_renewal(jobs.at(job_id));
   jobs.at(job_id).waiters.push_back(id);
   p.job = job_id;
-  deadlines.emplace(p.deadline, id);
-  pending.emplace(id, std::move(p));
+  add_pending(id, std::move(p));
 }
 
 void Resolver::Impl::wait_for_neighbour(RequestId id, Pending&& p, const IpAddr& ip) {
   if (pending.size() >= policy.max_pending) return deliver(id, std::move(p), failure(Error::overloaded));
   neighbour_waits[ip].push_back(id);
   p.job = 0;
-  deadlines.emplace(p.deadline, id);
-  pending.emplace(id, std::move(p));
+  add_pending(id, std::move(p));
 }
 
 void Resolver::Impl::wait_for_port(RequestId id, Pending&& p) {
@@ -273,8 +275,7 @@ void Resolver::Impl::wait_for_port(RequestId id, Pending&& p) {
   port_waits.push_back(id);
   p.job = 0;
   p.waits_for_port = true;
-  deadlines.emplace(p.deadline, id);
-  pending.emplace(id, std::move(p));
+  add_pending(id, std::move(p));
 }
 
 void Resolver::Impl::deliver(RequestId id, Pending&& p, const ResolveResult& result) {
@@ -283,6 +284,11 @@ void Resolver::Impl::deliver(RequestId id, Pending&& p, const ResolveResult& res
     ++stats.failures_by_reason[static_cast<std::size_t>(result.error)];
   }
   outbox.emplace_back(CompletionCall{std::move(p.done), id, result});
+}
+
+void Resolver::Impl::add_pending(RequestId id, Pending&& p) {
+  deadlines.emplace(p.deadline, id);
+  pending.emplace(id, std::move(p));
 }
 
 Pending Resolver::Impl::take_pending(std::unordered_map<RequestId, Pending>::iterator it) {

@@ -20,6 +20,7 @@ void Resolver::Impl::schedule_revalidation_all() {
     }
   });
   next_revalidation = t + prng.uniform(Duration::zero(), policy.revalidate_jitter);
+  in_use_first = lids_moved_at.has_value();
 }
 
 void Resolver::on_sm_changed() {
@@ -257,9 +258,14 @@ void Resolver::load_stale(const std::vector<CacheEntryView>& views) {
     m.cache.index_lid(i);
     loaded.push_back(key);
   }
+  m.subnet_size = std::max(m.subnet_size, usable.size());
   if (m.revalidation_schedule.empty()) m.next_revalidation = t + m.prng.uniform(Duration::zero(), m.policy.revalidate_jitter);
   m.revalidation_schedule.insert(m.revalidation_schedule.end(), loaded.rbegin(), loaded.rend());
   m.settle();
+}
+
+void Resolver::expect_subnet(std::size_t end_ports) {
+  impl_->subnet_size = std::max(impl_->subnet_size, end_ports);
 }
 
 CacheEntryView Resolver::Impl::view_of(const CacheEntry& e, TimePoint t) const {

@@ -60,6 +60,7 @@ struct Job {
   bool urgent = false;          // queued in the urgent queue (a waiter promoted it)
   bool for_cache = false;       // revalidation or prefetch: wanted even without waiters
   bool retry_wait = false;      // waiting for its backoff to end
+  bool renews_in_use = false;   // a path in use whose LIDs moved: the GetTable waits for it
   TimePoint retry_at{};
   TimePoint sent_at{};          // of the query in flight
 };
@@ -101,6 +102,7 @@ struct Resolver::Impl {
   void wait_for_neighbour(RequestId id, Pending&& p, const IpAddr& ip);
   void wait_for_port(RequestId id, Pending&& p);
   void deliver(RequestId id, Pending&& p, const ResolveResult& result);
+  void add_pending(RequestId id, Pending&& p);  // with its deadline
   Pending take_pending(std::unordered_map<RequestId, Pending>::iterator it);  // with its deadline
   void complete(RequestId id, const ResolveResult& result);  // detaches from its wait list
   void complete_detached(RequestId id, const ResolveResult& result);
@@ -134,6 +136,8 @@ struct Resolver::Impl {
   void give_up(JobId id, Error error);
   void release_retries(TimePoint now);
   void release_revalidations(TimePoint now);
+  void release_in_use(TimePoint now);  // LIDs moved: the paths in use by GET, ahead of the table
+  void mark_renewal(Job& job);         // counted in `renewals` until the job ends
   void restart_or_drop_job(JobId id);  // flush: the answer in flight is no longer wanted
   void requeue_inflight();             // port down: queries wait for the port to come back
   PathCache::Index ensure_entry(const PathKey& key);
@@ -146,11 +150,16 @@ struct Resolver::Impl {
   void drop_table();       // forget the wanted or in-flight GetTable (port down, prefetch off)
   void table_unsent(QueryId id);     // the sink sends no tables: GETs, as without prefetch
   void table_failed();               // the revalidation schedule goes on by GETs
+  void resume_revalidations();       // no table comes: the GET revalidation schedule goes on now
   void apply_table(const std::vector<PathRecord>& paths);
   // While a GetTable is wanted or in flight, the GET revalidation schedule waits for it.
   bool awaiting_table() const { return table_query != 0 || table_wanted; }
-  // Whether the wanted table can go now (a usable port with a GID, its backoff over).
+  // Whether the wanted table can go once due (a usable port with a GID).
   bool table_ready() const { return table_wanted && port && port_active && !port->gid.is_zero(); }
+  // When the wanted table goes: its place in the subnet's spread, after its backoff, and after
+  // the GETs renewing the paths in use once our LIDs moved (at most kHeldFirst).
+  TimePoint table_due() const;
+  Duration table_spread() const;  // the window the subnet's tables are spread over
 
   // resolver_events.cpp: fabric events, flush, snapshot.
   void schedule_revalidation_all();
@@ -207,6 +216,17 @@ struct Resolver::Impl {
   bool table_wanted = false;  // a GetTable is to be sent once the port can (and table_retry_at passed)
   std::uint32_t table_attempts = 0;  // unanswered GetTables since it was wanted
   TimePoint table_retry_at{};
+  TimePoint table_wanted_at{};
+  double table_spread_draw = 0;  // in [0, 1): this table's place in the spread window
+  std::size_t subnet_size = 0;   // end ports of the subnet as last seen: the last table, the warm cache
+  std::size_t renewals = 0;       // jobs renewing a path in use whose LIDs moved (renews_in_use)
+  bool in_use_first = false;      // LIDs moved: release_in_use runs at the next tick
+  // A path used this recently is in use: after a LID move it is renewed by GET ahead of the table.
+  static constexpr Duration kInUse = std::chrono::seconds(60);
+  // The tables left queued at the spread's end fit in half a table's first MAD timer (4 s).
+  static constexpr Duration kTableQueueAllowance = std::chrono::seconds(2);
+  // A table waits at most this long for the GETs renewing the paths in use to be answered.
+  static constexpr Duration kHeldFirst = std::chrono::seconds(2);
   TableQuery table_sent;      // the question of the one in flight
   TimePoint table_sent_at{};
 

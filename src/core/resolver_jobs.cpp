@@ -35,6 +35,7 @@ JobId Resolver::Impl::create_job(const JobKey& key) {
 void Resolver::Impl::destroy_job(JobId id) {
   auto it = jobs.find(id);
   const JobKey key = it->second.key;
+  if (it->second.renews_in_use) --renewals;
   jobs.erase(it);
   job_by_key.erase(key);
   if (key.by_lid) return;
@@ -259,8 +260,48 @@ void Resolver::Impl::release_retries(TimePoint t) {
   }
 }
 
+void Resolver::Impl::mark_renewal(Job& job) {
+  if (job.renews_in_use) return;
+  job.renews_in_use = true;
+  ++renewals;
+}
+
+// After our LIDs moved, the paths in use carry old LIDs and are held on use: they are asked by
+// GET at once, most recently used first, ahead of the GetTable that renews the rest (table_due).
+// Entries no request used (a table's, a snapshot's) sit anywhere in the schedule and are passed
+// over; the used ones are in order of use, so the first used a minute ago ends the walk.
+void Resolver::Impl::release_in_use(TimePoint t) {
+  in_use_first = false;
+  std::deque<PathKey> kept;  // the walked entries that need no GET now, in order
+  while (!revalidation_schedule.empty()) {
+    const PathKey key = revalidation_schedule.front();
+    PathCache::Index i = cache.find(key);
+    if (i != PathCache::npos && (cache.at(i).flags & CacheEntry::kScheduled)) {
+      CacheEntry& e = cache.at(i);
+      const bool used = e.flags & CacheEntry::kUsed;
+      if (used && t - e.used >= kInUse) break;
+      if (!used || !lids_moved_under(e)) {
+        kept.push_back(key);
+      } else {
+        e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
+        if (!e.pinned()) {
+          e.retry_after = TimePoint{};
+          ++stats.revalidations;
+          enqueue_for_cache(JobKey::for_path(key));
+        }
+        if (JobId job = job_for(JobKey::for_path(key)); job != 0) mark_renewal(jobs.at(job));
+      }
+    }
+    revalidation_schedule.pop_front();
+  }
+  revalidation_schedule.insert(revalidation_schedule.begin(), kept.begin(), kept.end());
+}
+
 void Resolver::Impl::release_revalidations(TimePoint t) {
-  if (awaiting_table()) return;  // the GetTable may answer them all
+  if (awaiting_table()) {  // the GetTable may answer them all, but for the paths in use
+    if (in_use_first) release_in_use(t);
+    return;
+  }
   const Duration interval =
       std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1.0 / policy.revalidate_per_s));
   while (!revalidation_schedule.empty() && next_revalidation <= t) {

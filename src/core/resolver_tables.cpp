@@ -19,12 +19,32 @@ void Resolver::Impl::want_table() {
   table_wanted = true;
   table_attempts = 0;
   table_retry_at = TimePoint{};
+  table_wanted_at = now();
+  table_spread_draw = prng.uniform01();
+}
+
+// Every host of the subnet wants its table at the same SM change: n tables of n paths each, n^2
+// paths of SA work. Spread over n^2 / rate less what the SA may keep queued, they reach it no
+// faster than it computes them. The size is known from the last table or the warm cache; a port
+// that knows nothing of its subnet asks at once.
+Duration Resolver::Impl::table_spread() const {
+  if (policy.table_spread_paths_per_s <= 0 || subnet_size == 0) return Duration::zero();
+  const double n = static_cast<double>(subnet_size);
+  const auto work = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(n * n / policy.table_spread_paths_per_s));
+  return std::max(Duration::zero(), work - kTableQueueAllowance);
+}
+
+TimePoint Resolver::Impl::table_due() const {
+  const auto offset = std::chrono::duration_cast<Duration>(table_spread() * table_spread_draw);
+  TimePoint due = std::max(table_retry_at, table_wanted_at + offset);
+  if (renewals > 0) due = std::max(due, table_wanted_at + kHeldFirst);
+  return due;
 }
 
 // From tick() only, never in the middle of an event: the events of one poll (our LID moved, then the
 // SM changed) ask one table between them, not one each.
 void Resolver::Impl::send_table() {
-  if (!table_ready() || now() < table_retry_at) return;
+  if (!table_ready() || now() < table_due()) return;
   table_wanted = false;
   table_query = kTableQueryBit | next_table++;
   table_sent = TableQuery{.id = table_query, .sgid = port->gid, .pkey = policy.default_pkey};
@@ -32,22 +52,24 @@ void Resolver::Impl::send_table() {
   outbox.emplace_back(table_sent);
 }
 
+void Resolver::Impl::resume_revalidations() { next_revalidation = std::max(next_revalidation, now()); }
+
 void Resolver::Impl::drop_table() {
   if (table_query != 0) outbox.emplace_back(CancelCall{table_query});
   table_query = 0;
   table_wanted = false;
-  next_revalidation = std::max(next_revalidation, now());
+  resume_revalidations();
 }
 
 void Resolver::Impl::table_unsent(QueryId id) {
   if (id != table_query) return;
   table_query = 0;
-  next_revalidation = std::max(next_revalidation, now());
+  resume_revalidations();
 }
 
 void Resolver::Impl::table_failed() {
   ++stats.sa_tables_failed;
-  next_revalidation = std::max(next_revalidation, now());
+  resume_revalidations();
 }
 
 void Resolver::on_table_result(QueryId id, const TableResult& result) {
@@ -73,6 +95,7 @@ void Resolver::on_table_result(QueryId id, const TableResult& result) {
 }
 
 void Resolver::Impl::apply_table(const std::vector<PathRecord>& paths) {
+  subnet_size = paths.size();
   const Gid sgid = table_sent.sgid;
   const Pkey pkey = table_sent.pkey;
   for (const PathRecord& p : paths) {

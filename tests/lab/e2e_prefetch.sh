@@ -3,8 +3,8 @@
 # OpenSM through the kernel MAD twin's RMPP) holds a path to every host of the subnet from one
 # PathRecord GetTable, having sent no PathRecord GET; a sample of them equals saquery's answers and
 # each first resolve is a cache hit, through the CLI and through the kernel's local SA (the kernel
-# twin asks as IPoIB does). After `sm restart --new-lids` one more GetTable revalidates
-# every path (new DLIDs, counted) with no GET beyond what requests waited on.
+# twin asks as IPoIB does). After `sm restart --new-lids` the 8 paths used within the minute go
+# by GET ahead of the table, and one more GetTable revalidates every path (new DLIDs, counted).
 source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/e2e_lib.sh"
 name=$(lab_name e2epf)
@@ -86,6 +86,12 @@ expect_eq "after the restart: 1 or 2 more subnet GetTables answered" "$(jq_py "$
 expect_eq "after the restart: every entry refreshed by each table" \
   "$(jq_py "$s" 'j["table_paths"] == j["sa_tables_answered"] * j["entries"]')" True
 expect_eq "after the restart: entries" "$(jq_py "$s" 'j["entries"]')" "$all_hosts"
-expect_eq "after the restart: no GET revalidation" "$(jq_py "$s" 'j["sa_queries"]')" 0
+# The 8 paths in use (4 through the CLI, 4 through the kernel twin) carry the old LIDs: they are
+# asked by GET once the daemon sees its LID move, while OpenSM is still starting, so the table
+# (held for them at most 2 s) may answer some first; a requeue after a second move may ask one
+# again. No other path goes by GET: at most 2 x 8.
+gets=$(jq_py "$s" 'j["sa_queries"]')
+((gets <= 16)) || fail "after the restart: $gets PathRecord GETs, want at most 16 (the 8 paths in use): $s"
+pass "after the restart: $gets GETs, for the 8 paths in use only"
 expect_eq "after the restart: failures" "$(jq_py "$s" 'j["failures"]["total"]')" 0
 pass "h0241 moved from DLID $old_dlid to $(jq_py "$new" 'j["dlid"]'), revalidated by GetTable"

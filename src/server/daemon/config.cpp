@@ -131,6 +131,8 @@ const std::vector<KeySpec>& key_specs() {
       duration_key("policy", "provisional_ttl_s", [](DaemonConfig& c) -> FieldPtr { return &c.policy.provisional_ttl; },
                    kSecond, 0, kDay),
       KeySpec{"policy", "prefetch", [](DaemonConfig& c) -> FieldPtr { return &c.policy.prefetch; }},
+      real_key("policy", "table_spread_paths_per_s",
+               [](DaemonConfig& c) -> FieldPtr { return &c.policy.table_spread_paths_per_s; }, 0.0, 1e9),
       int_key("policy", "default_pkey", [](DaemonConfig& c) -> FieldPtr { return &c.policy.default_pkey; },
               0x0001, 0xFFFF, true, IntFormat::hex),
       // [fabric]: the port is opened once, changes need a restart

@@ -121,24 +121,158 @@ TEST_F(ResolverPrefetchTest, AnSmChangeIsRevalidatedByOneTableAndGetsOnlyWhatItL
   EXPECT_EQ(resolver->stats().revalidations, 1u);
 }
 
-TEST_F(ResolverPrefetchTest, ARequestHeldAfterNewLidsGetsItsGetAndTheTableMayAnswerItFirst) {
+TEST_F(ResolverPrefetchTest, AfterNewLidsThePathsInUseGoByGetAheadOfTheTable) {
+  answer_table(last_table(), {});
+  populate(2);
+  const std::size_t gets = sink.sent.size();
+  resolver->on_local_port({port_gid(), Lid{9}, Lid{100}, true});
+  resolver->on_sm_changed();
+  resolver->tick();
+  // Both paths were used just now: each asked by GET at once, before any request and the table.
+  ASSERT_EQ(sink.sent.size(), gets + 2);
+  EXPECT_EQ(sink.tables_sent.size(), 1u);
+  RequestId id = resolve_gid(remote_gid(1));
+  EXPECT_EQ(rec.times(id), 0);  // held: its path carries old LIDs
+  auto get1 = sink.open_for(remote_gid(1));
+  auto get2 = sink.open_for(remote_gid(2));
+  ASSERT_TRUE(get1 && get2);
+  EXPECT_EQ(sink.sent.size(), gets + 2);  // the held request joined its GET
+  answer(*get1, good_path(remote_gid(1), 301, 9));
+  ASSERT_EQ(rec.times(id), 1);
+  EXPECT_EQ(rec.last[id].path.dlid, Lid{301});
+  resolver->tick();
+  EXPECT_EQ(sink.tables_sent.size(), 1u) << "one path in use is still being asked";
+  answer(*get2, good_path(remote_gid(2), 302, 9));
+  ASSERT_TRUE(resolver->next_wakeup());
+  EXPECT_LE(*resolver->next_wakeup(), clock.now());
+  resolver->tick();
+  ASSERT_EQ(sink.tables_sent.size(), 2u);  // the rest of the subnet by the table, now
+  EXPECT_EQ(resolver->stats().failures, 0u);
+}
+
+TEST_F(ResolverPrefetchTest, ATableWaitsForThePathsInUseAtMostTwoSeconds) {
   answer_table(last_table(), {});
   populate(2);
   resolver->on_local_port({port_gid(), Lid{9}, Lid{100}, true});
   resolver->on_sm_changed();
+  const TimePoint changed = clock.now();
   resolver->tick();
-  RequestId id = resolve_gid(remote_gid(1));
-  EXPECT_EQ(rec.times(id), 0);  // held: its path carries old LIDs
-  auto get = sink.open_for(remote_gid(1));
-  ASSERT_TRUE(get);  // asked now, not after the table
-  answer_table(last_table(), subnet(1, 2, 300, 9));
-  ASSERT_EQ(rec.times(id), 1);
-  EXPECT_EQ(rec.last[id].path.dlid, Lid{301});
-  EXPECT_EQ(rec.last[id].path.slid, Lid{9});
-  EXPECT_TRUE(sink.cancelled.contains(get->id));  // the GET is no longer needed
-  answer(*get, good_path(remote_gid(1), 301, 9));  // a late answer changes nothing
-  EXPECT_EQ(rec.times(id), 1);
-  EXPECT_EQ(resolver->stats().failures, 0u);
+  while (sink.tables_sent.size() == 1u && clock.now() - changed < 10s) advance(10ms);  // GETs unanswered
+  ASSERT_EQ(sink.tables_sent.size(), 2u);
+  EXPECT_GE(clock.now() - changed, 2s);
+  EXPECT_LT(clock.now() - changed, 2s + 20ms);
+}
+
+TEST_F(ResolverPrefetchTest, APathNotUsedForAMinuteWaitsForTheTableAfterNewLids) {
+  answer_table(last_table(), {});
+  populate(2);
+  advance(61s);
+  resolve_gid(remote_gid(3));
+  answer(sink.sent.back(), good_path(remote_gid(3), 103));
+  advance(1s);
+  const std::size_t gets = sink.sent.size();
+  resolver->on_local_port({port_gid(), Lid{9}, Lid{100}, true});
+  resolver->on_sm_changed();
+  resolver->tick();
+  ASSERT_EQ(sink.sent.size(), gets + 1);  // only the path used within the minute
+  EXPECT_EQ(sink.sent.back().dgid, remote_gid(3));
+  answer(sink.sent.back(), good_path(remote_gid(3), 303, 9));
+  resolver->tick();
+  ASSERT_EQ(sink.tables_sent.size(), 2u);
+  answer_table(last_table(), subnet(1, 3, 300, 9));
+  run_for(5s, 10ms);
+  EXPECT_EQ(sink.sent.size(), gets + 1);  // the table renewed the other two
+  EXPECT_EQ(entry(remote_gid(1))->path.dlid, Lid{301});
+}
+
+TEST_F(ResolverPrefetchTest, PathsOnlyATableBroughtAreNotInUseAfterNewLids) {
+  answer_table(last_table(), subnet(1, 3, 100));
+  advance(1s);
+  resolver->on_local_port({port_gid(), Lid{9}, Lid{100}, true});
+  resolver->on_sm_changed();
+  resolver->tick();
+  EXPECT_EQ(sink.sent.size(), 0u);  // no request used them: the next table renews them all
+  EXPECT_EQ(sink.tables_sent.size(), 2u);
+}
+
+// The delay of the table after an SM change, for one Resolver with `seed` that learnt a subnet of
+// `subnet_size` end ports from its first table.
+Duration table_delay_after_sm_change(std::uint64_t seed, std::size_t subnet_size) {
+  Policy policy;
+  ManualClock clock;
+  FakeSink sink;
+  sink.tables = true;
+  Resolver resolver(policy, clock, sink, seed);
+  resolver.on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+  resolver.tick();
+  EXPECT_EQ(sink.tables_sent.size(), 1u) << "a subnet it knows nothing of: at once";
+  std::vector<PathRecord> paths;
+  for (std::size_t i = 1; i <= subnet_size; ++i)
+    paths.push_back(good_path(remote_gid(i), static_cast<std::uint16_t>(100 + i)));
+  resolver.on_table_result(sink.tables_sent.back().id, TableResult{Error::ok, std::move(paths), ""});
+  resolver.on_sm_changed();
+  const TimePoint changed = clock.now();
+  for (int step = 0; step < 1000 && sink.tables_sent.size() == 1u; ++step) {
+    const std::optional<TimePoint> wake = resolver.next_wakeup();
+    if (!wake) break;
+    clock.advance(std::max(*wake - clock.now(), Duration{1}));
+    resolver.tick();
+  }
+  EXPECT_EQ(sink.tables_sent.size(), 2u);
+  return clock.now() - changed;
+}
+
+TEST(ResolverTableSpread, ASubnetsTablesAreSpreadOverItsPathsAtTheSasRate) {
+  // 2,000 end ports: 2,000^2 / 250,000 paths/s - 2 s = 14 s.
+  Duration lo = Duration::max(), hi = Duration::zero();
+  for (std::uint64_t seed = 1; seed <= 32; ++seed) {
+    const Duration d = table_delay_after_sm_change(seed, 2000);
+    EXPECT_LE(d, 14s + 1ms);
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+  }
+  EXPECT_LT(lo, 3s);
+  EXPECT_GT(hi, 11s);
+  // 700 end ports: 1.96 s of paths, inside what the SA may keep queued: at once.
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) EXPECT_LE(table_delay_after_sm_change(seed, 700), 1ms);
+}
+
+TEST_F(ResolverPrefetchTest, AWarmCacheSpreadsTheFirstTable) {
+  answer_table(last_table(), subnet(1, 1500, 100));
+  std::vector<CacheEntryView> snapshot = resolver->entries();
+  ASSERT_EQ(snapshot.size(), 1500u);
+  Duration lo = Duration::max(), hi = Duration::zero();
+  for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+    sink.tables_sent.clear();
+    resolver = std::make_unique<Resolver>(policy, clock, sink, seed);
+    resolver->load_stale(snapshot);  // 1,500 end ports: 9 s of paths - 2 s = 7 s
+    resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+    const TimePoint start = clock.now();
+    while (sink.tables_sent.empty() && clock.now() - start < 10s) advance(10ms);
+    ASSERT_EQ(sink.tables_sent.size(), 1u);
+    lo = std::min(lo, clock.now() - start);
+    hi = std::max(hi, clock.now() - start);
+  }
+  EXPECT_LE(hi, 7s + 10ms);
+  EXPECT_GT(hi, 4s);
+  EXPECT_LT(lo, 3s);
+}
+
+TEST_F(ResolverPrefetchTest, ASubnetSizeKnownFromElsewhereSpreadsTheFirstTableAndZeroRateTurnsItOff) {
+  auto first_table_delay = [&](double rate) {
+    policy.table_spread_paths_per_s = rate;
+    sink.tables_sent.clear();
+    resolver = std::make_unique<Resolver>(policy, clock, sink, 7);
+    resolver->expect_subnet(3000);  // 36 s - 2 s = 34 s
+    resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+    const TimePoint start = clock.now();
+    while (sink.tables_sent.empty() && clock.now() - start < 40s) advance(100ms);
+    return clock.now() - start;
+  };
+  const Duration spread = first_table_delay(250'000);
+  EXPECT_GT(spread, 100ms);  // seed 7's draw is not at the window's start
+  EXPECT_LE(spread, 34s + 100ms);
+  EXPECT_EQ(first_table_delay(0), 100ms);  // the first tick
 }
 
 TEST_F(ResolverPrefetchTest, AnUnansweredTableIsAskedAgainWithBackoffThenLeftToGets) {
