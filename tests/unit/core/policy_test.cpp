@@ -34,6 +34,12 @@ TEST(Policy, MessagesNameTheFieldAndRange) {
   p = Policy{};
   p.request_timeout = 0s;
   EXPECT_NE(p.validate().find("request_timeout must be > 0"), std::string::npos);
+  p = Policy{};
+  p.table_spread_paths_per_s = 500;  // would spread a 1,000-port subnet's tables over 2,000 s
+  EXPECT_NE(p.validate().find("table_spread_paths_per_s must be 0 or in [1000, 1000000000]"), std::string::npos)
+      << p.validate();
+  p.table_spread_paths_per_s = 0;  // off
+  EXPECT_EQ(p.validate(), "");
 }
 
 TEST(Backoff, NominalDoublesUpToTheCap) {

@@ -105,6 +105,10 @@ TEST(Config, NumberRangeAndNonFiniteAreRejected) {
               HasSubstr("policy.sa_rate = nan"));
   EXPECT_THAT(only_error(parse_config("[policy]\nrevalidate_per_s = inf\n", "t.toml")),
               HasSubstr("policy.revalidate_per_s = inf"));
+  EXPECT_THAT(only_error(parse_config("[policy]\ntable_spread_paths_per_s = -1\n", "t.toml")),
+              HasSubstr("policy.table_spread_paths_per_s = -1"));
+  EXPECT_THAT(only_error(parse_config("[policy]\ntable_spread_paths_per_s = 500\n", "t.toml")),
+              HasSubstr("table_spread_paths_per_s must be 0 or in [1000, 1000000000]"));
 }
 
 TEST(Config, PkeyWithZeroBaseIsRejected) {
