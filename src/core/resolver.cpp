@@ -69,6 +69,7 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
     if (!m.awaiting_table()) consider(m.next_revalidation);
     else if (m.in_use_first) consider(m.now());
   }
+  if (!m.in_use_aside.empty()) consider(m.awaiting_table() ? m.in_use_release_at() : m.now());
   if (m.table_ready()) consider(std::max(m.table_due(), m.now()));
   bool queued = !m.urgent_queue.empty() || !m.background_queue.empty();
   if (queued && m.port_active && m.inflight.size() < m.send_cap()) {

@@ -8,6 +8,7 @@ namespace ibat::core {
 
 void Resolver::Impl::schedule_revalidation_all() {
   revalidation_schedule.clear();
+  in_use_aside.clear();  // back in the schedule below
   TimePoint t = now();
   cache.for_each([&](PathCache::Index i) {  // most recently used first
     CacheEntry& e = cache.at(i);
@@ -56,6 +57,8 @@ void Resolver::on_local_port(const LocalPort& port) {
   if (lid_changed) {
     ++m.stats.lid_changes;
     m.lids_moved_at = m.now();  // paths from before carry old LIDs: held on use (docs/design.md §3)
+    m.in_use_moved = 0;
+    m.in_use_draw = m.prng.uniform01();
     m.requeue_inflight();       // their answers would too: ask again
   }
   // Paths carry our SLID, and the fabric may have changed while the port was down.
@@ -220,6 +223,7 @@ std::size_t Resolver::flush_all() {
   for (JobId id : lid_jobs) m.restart_or_drop_job(id);
   m.lid_failures.clear();
   m.revalidation_schedule.clear();
+  m.in_use_aside.clear();
   m.settle();
   return dropped;
 }

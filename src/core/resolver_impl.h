@@ -136,7 +136,8 @@ struct Resolver::Impl {
   void give_up(JobId id, Error error);
   void release_retries(TimePoint now);
   void release_revalidations(TimePoint now);
-  void release_in_use(TimePoint now);  // LIDs moved: the paths in use by GET, ahead of the table
+  void set_aside_in_use(TimePoint now);  // LIDs moved: the paths in use out of the schedule
+  void release_in_use(TimePoint now);    // ... and by GET at their time, ahead of the table
   void mark_renewal(Job& job);         // counted in `renewals` until the job ends
   void restart_or_drop_job(JobId id);  // flush: the answer in flight is no longer wanted
   void requeue_inflight();             // port down: queries wait for the port to come back
@@ -160,6 +161,9 @@ struct Resolver::Impl {
   // the GETs renewing the paths in use once our LIDs moved (at most kHeldFirst).
   TimePoint table_due() const;
   Duration table_spread() const;  // the window the subnet's tables are spread over
+  Duration in_use_window() const;      // after a LID move: the subnet's GETs for its paths in use
+  TimePoint in_use_release_at() const;  // this host's place in that window
+  Duration in_use_hold() const;        // the tables wait for that window
 
   // resolver_events.cpp: fabric events, flush, snapshot.
   void schedule_revalidation_all();
@@ -220,12 +224,18 @@ struct Resolver::Impl {
   double table_spread_draw = 0;  // in [0, 1): this table's place in the spread window
   std::size_t subnet_size = 0;   // end ports of the subnet as last seen: the last table, the warm cache
   std::size_t renewals = 0;       // jobs renewing a path in use whose LIDs moved (renews_in_use)
-  bool in_use_first = false;      // LIDs moved: release_in_use runs at the next tick
+  bool in_use_first = false;      // LIDs moved: set_aside_in_use runs at the next tick
+  std::size_t in_use_moved = 0;   // paths in use found under our last LID move (set_aside_in_use)
+  std::deque<PathKey> in_use_aside;  // those not yet asked (release_in_use)
+  double in_use_draw = 0;         // in [0, 1): this host's place in the subnet's in-use window
   // A path used this recently is in use: after a LID move it is renewed by GET ahead of the table.
   static constexpr Duration kInUse = std::chrono::seconds(60);
   // The tables left queued at the spread's end fit in half a table's first MAD timer (4 s).
   static constexpr Duration kTableQueueAllowance = std::chrono::seconds(2);
-  // A table waits at most this long for the GETs renewing the paths in use to be answered.
+  // What a GET costs the SA in paths of a table: OpenSM's 17 us per query and 3.33 us per path
+  // against table_spread_paths_per_s' 4 us a path.
+  static constexpr double kGetCostPaths = 5.0;
+  // A table waits at most this long for its own GETs renewing the paths in use to be answered.
   static constexpr Duration kHeldFirst = std::chrono::seconds(2);
   TableQuery table_sent;      // the question of the one in flight
   TimePoint table_sent_at{};

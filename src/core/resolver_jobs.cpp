@@ -266,13 +266,16 @@ void Resolver::Impl::mark_renewal(Job& job) {
   ++renewals;
 }
 
-// After our LIDs moved, the paths in use carry old LIDs and are held on use: they are asked by
-// GET at once, most recently used first, ahead of the GetTable that renews the rest (table_due).
-// Entries no request used (a table's, a snapshot's) sit anywhere in the schedule and are passed
-// over; the used ones are in order of use, so the first used a minute ago ends the walk.
-void Resolver::Impl::release_in_use(TimePoint t) {
+// After our LIDs moved, the paths in use carry old LIDs and are held on use. Those a request
+// asks for go by GET at once (wait_on_job); the rest are set aside here, most recently used
+// first, and asked by GET at this host's place in the subnet's window for them (in_use_window),
+// ahead of the GetTable that renews the rest (table_due). Entries no request used (a table's, a
+// snapshot's) sit anywhere in the schedule and are passed over; the used ones are in order of
+// use, so the first used a minute ago ends the walk.
+void Resolver::Impl::set_aside_in_use(TimePoint t) {
   in_use_first = false;
   std::deque<PathKey> kept;  // the walked entries that need no GET now, in order
+  std::size_t moved = 0;
   while (!revalidation_schedule.empty()) {
     const PathKey key = revalidation_schedule.front();
     PathCache::Index i = cache.find(key);
@@ -283,25 +286,39 @@ void Resolver::Impl::release_in_use(TimePoint t) {
       if (!used || !lids_moved_under(e)) {
         kept.push_back(key);
       } else {
+        ++moved;
         e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
-        if (!e.pinned()) {
-          e.retry_after = TimePoint{};
-          ++stats.revalidations;
-          enqueue_for_cache(JobKey::for_path(key));
-        }
+        in_use_aside.push_back(key);
         if (JobId job = job_for(JobKey::for_path(key)); job != 0) mark_renewal(jobs.at(job));
       }
     }
     revalidation_schedule.pop_front();
   }
   revalidation_schedule.insert(revalidation_schedule.begin(), kept.begin(), kept.end());
+  in_use_moved = std::max(in_use_moved, moved);
+}
+
+// The paths set aside go by GET at this host's place in the window, or at once when no table
+// is awaited any more (it failed, or was dropped).
+void Resolver::Impl::release_in_use(TimePoint t) {
+  if (in_use_aside.empty() || (awaiting_table() && t < in_use_release_at())) return;
+  for (const PathKey& key : in_use_aside) {
+    PathCache::Index i = cache.find(key);
+    if (i == PathCache::npos) continue;
+    CacheEntry& e = cache.at(i);
+    if (e.pinned() || !lids_moved_under(e)) continue;  // a request's GET has it, or it is renewed
+    e.retry_after = TimePoint{};
+    ++stats.revalidations;
+    enqueue_for_cache(JobKey::for_path(key));
+    if (JobId job = job_for(JobKey::for_path(key)); job != 0) mark_renewal(jobs.at(job));
+  }
+  in_use_aside.clear();
 }
 
 void Resolver::Impl::release_revalidations(TimePoint t) {
-  if (awaiting_table()) {  // the GetTable may answer them all, but for the paths in use
-    if (in_use_first) release_in_use(t);
-    return;
-  }
+  if (in_use_first && awaiting_table()) set_aside_in_use(t);
+  release_in_use(t);
+  if (awaiting_table()) return;  // the GetTable may answer them all
   const Duration interval =
       std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1.0 / policy.revalidate_per_s));
   while (!revalidation_schedule.empty() && next_revalidation <= t) {

@@ -34,9 +34,29 @@ Duration Resolver::Impl::table_spread() const {
   return std::max(Duration::zero(), work - kTableQueueAllowance);
 }
 
+// After a LID move every host renews its paths in use by GET first: if each has as many as this
+// one, that is n x in_use GETs of SA work (a GET costs the SA about kGetCostPaths paths of a
+// table), spread over as long (each host at its place, in_use_draw); the subnet's tables are
+// spread only after it, with half again for the SA's pace.
+Duration Resolver::Impl::in_use_window() const {
+  if (policy.table_spread_paths_per_s <= 0 || in_use_moved == 0) return Duration::zero();
+  const double gets = static_cast<double>(subnet_size) * static_cast<double>(in_use_moved);
+  return std::chrono::duration_cast<Duration>(
+      std::chrono::duration<double>(gets * kGetCostPaths / policy.table_spread_paths_per_s));
+}
+
+TimePoint Resolver::Impl::in_use_release_at() const {
+  return lids_moved_at.value_or(TimePoint{}) + std::chrono::duration_cast<Duration>(in_use_window() * in_use_draw);
+}
+
+Duration Resolver::Impl::in_use_hold() const {
+  const bool just_moved = lids_moved_at && table_wanted_at - *lids_moved_at < kInUse;
+  return just_moved ? in_use_window() * 3 / 2 : Duration::zero();
+}
+
 TimePoint Resolver::Impl::table_due() const {
   const auto offset = std::chrono::duration_cast<Duration>(table_spread() * table_spread_draw);
-  TimePoint due = std::max(table_retry_at, table_wanted_at + offset);
+  TimePoint due = std::max(table_retry_at, table_wanted_at + in_use_hold() + offset);
   if (renewals > 0) due = std::max(due, table_wanted_at + kHeldFirst);
   return due;
 }

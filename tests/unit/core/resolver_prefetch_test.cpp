@@ -275,6 +275,46 @@ TEST_F(ResolverPrefetchTest, ASubnetSizeKnownFromElsewhereSpreadsTheFirstTableAn
   EXPECT_EQ(first_table_delay(0), 100ms);  // the first tick
 }
 
+// After new LIDs, with a subnet of 100 end ports and 2 paths in use at 1,000 paths/s: the subnet's
+// GETs for its paths in use are 100 x 2 x 5 paths of work, 1 s; each host asks its own at its
+// place in that second, and the tables wait 1.5 s, then spread over 100^2 / 1,000 - 2 s = 8 s.
+TEST_F(ResolverPrefetchTest, AfterNewLidsThePathsInUseGoAtTheirPlaceInTheSubnetsWindowAndTheTablesAfter) {
+  policy.table_spread_paths_per_s = 1000;
+  Duration first_get = Duration::max(), last_get = Duration::zero();
+  for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+    sink.sent.clear();
+    sink.tables_sent.clear();
+    resolver = std::make_unique<Resolver>(policy, clock, sink, seed);
+    resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+    resolver->tick();
+    answer_table(last_table(), subnet(1, 100, 100));
+    resolve_gid(remote_gid(1));
+    resolve_gid(remote_gid(2));
+    advance(1s);
+    resolver->on_local_port({port_gid(), Lid{9}, Lid{100}, true});
+    resolver->on_sm_changed();
+    const TimePoint moved = clock.now();
+    std::optional<Duration> gets_at, table_at;
+    while (!table_at && clock.now() - moved < 12s) {
+      resolver->tick();
+      if (!gets_at && !sink.sent.empty()) gets_at = clock.now() - moved;
+      if (sink.tables_sent.size() == 2u) table_at = clock.now() - moved;
+      for (std::uint64_t d = 1; d <= 2; ++d)
+        if (auto q = sink.open_for(remote_gid(d))) answer(*q, good_path(remote_gid(d), static_cast<std::uint16_t>(300 + d), 9));
+      advance(10ms);
+    }
+    ASSERT_TRUE(gets_at && table_at) << "seed " << seed;
+    EXPECT_EQ(sink.sent.size(), 2u) << "the 2 paths in use, together; no other";
+    EXPECT_LE(*gets_at, 1s + 10ms);
+    EXPECT_GE(*table_at, 1500ms);
+    EXPECT_LE(*table_at, 1500ms + 8s + 10ms);
+    first_get = std::min(first_get, *gets_at);
+    last_get = std::max(last_get, *gets_at);
+  }
+  EXPECT_LT(first_get, 300ms);  // the hosts' places spread over the window
+  EXPECT_GT(last_get, 700ms);
+}
+
 TEST_F(ResolverPrefetchTest, AnUnansweredTableIsAskedAgainWithBackoffThenLeftToGets) {
   policy.retry_count = 2;
   policy.retry_jitter = 0;
