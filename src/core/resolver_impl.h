@@ -232,9 +232,9 @@ struct Resolver::Impl {
   static constexpr Duration kInUse = std::chrono::seconds(60);
   // The tables left queued at the spread's end fit in half a table's first MAD timer (4 s).
   static constexpr Duration kTableQueueAllowance = std::chrono::seconds(2);
-  // What a GET costs the SA in paths of a table: OpenSM's 17 us per query and 3.33 us per path
-  // against table_spread_paths_per_s' 4 us a path.
-  static constexpr double kGetCostPaths = 5.0;
+  // What a GET costs the SA in paths of a table, with the tables' margin: 6 x 4 us (the
+  // default table_spread_paths_per_s) = 24 us against OpenSM's 17 us per query + 3.33 us a path.
+  static constexpr double kGetCostPaths = 6.0;
   // A table waits at most this long for its own GETs renewing the paths in use to be answered.
   static constexpr Duration kHeldFirst = std::chrono::seconds(2);
   TableQuery table_sent;      // the question of the one in flight
