@@ -62,8 +62,8 @@ struct Scenario {
   // boot and warm_s: each daemon starts at a uniform random time in [0, start_spread_s).
   double start_spread_s = 1.0;
   // boot and warm_s: each daemon starts knowing the subnet's size, as from its warm-cache snapshot
-  // (Resolver::expect_subnet), so that its first table takes its place in the subnet's spread
-  // (Policy::table_spread_paths_per_s); the snapshot's stale entries themselves are not loaded.
+  // or Policy::expected_subnet_ports (which the run sets), so that its first table takes its place
+  // in the subnet's spread (Policy::table_spread_paths_per_s); no snapshot's entries are loaded.
   bool known_subnet = false;
   // churn and sm-restart: steady traffic until `duration_s`; idle: the run's length.
   double duration_s = 60.0;

@@ -116,6 +116,7 @@ Simulator::Simulator(const Scenario& scenario)
     sc_.request_timeout = sc_.policy.max_request_timeout;
   }
   if (sc_.pace != Pace::policy) sc_.policy.sa_adaptive = false;
+  if (sc_.known_subnet) sc_.policy.expected_subnet_ports = sc_.nodes;
   if (sc_.pace == Pace::oracle) {
     sc_.policy.sa_rate = 0.8 * sc_.sa.get_rate_per_s() / sc_.nodes;
     sc_.policy.sa_burst = 1;
@@ -243,7 +244,6 @@ void Simulator::handle(const Event& e) {
     case EventKind::monitor_lost: monitor_.handle(e, now_ns_); return;
     case EventKind::daemon_start:
       monitor_.start_daemon(e.node, now_ns_);
-      if (sc_.known_subnet) nodes_[e.node].resolver->expect_subnet(sc_.nodes);
       nodes_[e.node].resolver->on_local_port(core::LocalPort{gid_of(e.node), lid_of(e.node), lid_of(0), true});
       after_call(e.node);
       return;

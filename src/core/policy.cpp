@@ -57,6 +57,8 @@ std::string Policy::validate() const {
       (table_spread_paths_per_s > 0 && table_spread_paths_per_s < 1000) || table_spread_paths_per_s > 1e9)
     return "table_spread_paths_per_s must be 0 or in [1000, 1000000000] (got " +
            std::to_string(table_spread_paths_per_s) + ")";
+  if (expected_subnet_ports > 10'000'000)
+    return "expected_subnet_ports must be in [0, 10000000] (got " + std::to_string(expected_subnet_ports) + ")";
   if (!default_pkey.is_valid())
     return "default_pkey must have a non-zero base in [0x0001, 0x7fff] (got " + default_pkey.to_string() + ")";
   return {};

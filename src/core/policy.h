@@ -46,6 +46,9 @@ struct Policy {
   // in the first n^2 / rate - 2 s after it is wanted, so that n hosts asking n paths each reach the
   // SA no faster than it computes them. 0: every table at once.
   double table_spread_paths_per_s = 250'000.0;
+  // The subnet's end ports as the operator knows them, for a port that has not yet learnt them
+  // from a table or a warm cache (a diskless host's first start): 0, unknown, asks at once.
+  std::uint32_t expected_subnet_ports = 0;
 
   // Empty string when consistent, else a message naming the bad field and its accepted range.
   std::string validate() const;

@@ -8,7 +8,7 @@ namespace ibat::core {
 
 Resolver::Impl::Impl(const Policy& p, const Clock& c, QuerySink& s, std::uint64_t seed)
     : policy(p), clock(c), sink(s), prng(seed), bucket(p.sa_rate, p.sa_burst, c.now()),
-      pacer(p.sa_max_inflight, seed ^ 0x5A9ACE5EEDULL) {}
+      pacer(p.sa_max_inflight, seed ^ 0x5A9ACE5EEDULL), subnet_size(p.expected_subnet_ports) {}
 
 Resolver::Resolver(const Policy& policy, const Clock& clock, QuerySink& sink, std::uint64_t seed)
     : impl_(std::make_unique<Impl>(policy, clock, sink, seed)) {}
@@ -102,6 +102,7 @@ void Resolver::set_policy(const Policy& policy) {
   m.policy = policy;
   m.bucket.configure(policy.sa_rate, policy.sa_burst, m.now());
   m.pacer.set_max_window(policy.sa_max_inflight);
+  m.subnet_size = std::max<std::size_t>(m.subnet_size, policy.expected_subnet_ports);
   if (policy.prefetch == Prefetch::off) m.drop_table();
   m.make_room();
   m.settle();

@@ -100,10 +100,6 @@ class Resolver final : public FabricInput {
 
   // Load entries (e.g. from a snapshot) as stale; they are revalidated in the background.
   void load_stale(const std::vector<CacheEntryView>& entries);
-  // The number of end ports of the subnet, known from elsewhere (a warm cache's entries, as
-  // load_stale counts them): it spreads the next GetTable (Policy::table_spread_paths_per_s)
-  // before any table has told it.
-  void expect_subnet(std::size_t end_ports);
 
   // Drives timeouts, retries, TTL expiry and revalidation. Call at least every next_wakeup().
   void tick();

@@ -268,10 +268,6 @@ void Resolver::load_stale(const std::vector<CacheEntryView>& views) {
   m.settle();
 }
 
-void Resolver::expect_subnet(std::size_t end_ports) {
-  impl_->subnet_size = std::max(impl_->subnet_size, end_ports);
-}
-
 CacheEntryView Resolver::Impl::view_of(const CacheEntry& e, TimePoint t) const {
   CacheEntryView v{.sgid = e.key.sgid, .dgid = e.key.dgid, .pkey = e.key.pkey, .state = e.state,
                    .path = {}, .age = {}, .idle = t - e.used, .last_error = e.last_error};

@@ -120,6 +120,8 @@ const std::vector<KeySpec>& key_specs() {
       duration_key("policy", "negative_ttl_ms", [](DaemonConfig& c) -> FieldPtr { return &c.policy.negative_ttl; },
                    kMilli, 0, 3'600'000),
       int_key("policy", "capacity", [](DaemonConfig& c) -> FieldPtr { return &c.policy.capacity; }, 1, 100'000'000),
+      int_key("policy", "expected_subnet_ports",
+              [](DaemonConfig& c) -> FieldPtr { return &c.policy.expected_subnet_ports; }, 0, 10'000'000),
       int_key("policy", "max_waiters_per_key", [](DaemonConfig& c) -> FieldPtr { return &c.policy.max_waiters_per_key; },
               1, 1'000'000),
       int_key("policy", "max_pending", [](DaemonConfig& c) -> FieldPtr { return &c.policy.max_pending; },

@@ -40,6 +40,8 @@ TEST(Policy, MessagesNameTheFieldAndRange) {
       << p.validate();
   p.table_spread_paths_per_s = 0;  // off
   EXPECT_EQ(p.validate(), "");
+  p.expected_subnet_ports = 10'000'001;
+  EXPECT_NE(p.validate().find("expected_subnet_ports must be in [0, 10000000]"), std::string::npos) << p.validate();
 }
 
 TEST(Backoff, NominalDoublesUpToTheCap) {

@@ -258,12 +258,12 @@ TEST_F(ResolverPrefetchTest, AWarmCacheSpreadsTheFirstTable) {
   EXPECT_LT(lo, 3s);
 }
 
-TEST_F(ResolverPrefetchTest, ASubnetSizeKnownFromElsewhereSpreadsTheFirstTableAndZeroRateTurnsItOff) {
+TEST_F(ResolverPrefetchTest, ExpectedSubnetPortsSpreadTheFirstTableAndZeroRateTurnsItOff) {
   auto first_table_delay = [&](double rate) {
     policy.table_spread_paths_per_s = rate;
     sink.tables_sent.clear();
+    policy.expected_subnet_ports = 3000;  // 36 s - 2 s = 34 s
     resolver = std::make_unique<Resolver>(policy, clock, sink, 7);
-    resolver->expect_subnet(3000);  // 36 s - 2 s = 34 s
     resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
     const TimePoint start = clock.now();
     while (sink.tables_sent.empty() && clock.now() - start < 40s) advance(100ms);

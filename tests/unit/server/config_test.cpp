@@ -107,6 +107,8 @@ TEST(Config, NumberRangeAndNonFiniteAreRejected) {
               HasSubstr("policy.revalidate_per_s = inf"));
   EXPECT_THAT(only_error(parse_config("[policy]\ntable_spread_paths_per_s = -1\n", "t.toml")),
               HasSubstr("policy.table_spread_paths_per_s = -1"));
+  EXPECT_THAT(only_error(parse_config("[policy]\nexpected_subnet_ports = -1\n", "t.toml")),
+              HasSubstr("policy.expected_subnet_ports = -1: expected an integer in [0, 10000000]"));
   EXPECT_THAT(only_error(parse_config("[policy]\ntable_spread_paths_per_s = 500\n", "t.toml")),
               HasSubstr("table_spread_paths_per_s must be 0 or in [1000, 1000000000]"));
 }
