@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Produces the prefetch table of docs/scale.md ("Subnet prefetch"): for each N, job-start cold
-# (--warm-s 0) and after a 10-minute warm-up, boot (and, prefetch on, boot of daemons that know
-# the subnet's size from their warm cache: --known-subnet), sm-restart with new LIDs and an idle hour,
+# (--warm-s 0) and after a 10-minute warm-up, boot (and, prefetch on, both again with daemons that
+# know the subnet's size from their warm cache: --known-subnet), sm-restart with new LIDs and an idle hour,
 # each with --prefetch subnet (the default) and --prefetch off, R = 16, the default SA model (one
 # thread), one simulation at a time, nice'd; then prints the table (markdown) with the goals.
 # Needs a Release ibat-sim (cmake --preset release && cmake --build build --target ibat-sim).
 # Usage: scripts/prefetch-report.sh [OUT_DIR]   (default docs/scale)   SIZES="1000 4000"
 #   SKIP_RUNS=1: only print the table from OUT_DIR/prefetch.jsonl
+#   ONLY="sm-restart": run only the runs whose label matches (grep -E), replacing their rows
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-docs/scale}
@@ -17,32 +18,47 @@ mkdir -p "$OUT"
 run() {  # label prefetch args...
   local label=$1 prefetch=$2
   shift 2
+  if [ -n "${ONLY:-}" ] && ! grep -qE -- "$ONLY" <<<"$label"; then return 0; fi
   /usr/bin/time -f "%e %M" -o "$OUT/.time" nice "$SIM" "$@" --prefetch "$prefetch" --json >"$OUT/.run.json"
   read -r wall rss_kib <"$OUT/.time"
   python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j["run"]=sys.argv[2]; j["time_wall_s"]=float(sys.argv[3]); j["time_rss_kib"]=int(sys.argv[4]); print(json.dumps(j))' \
-    "$OUT/.run.json" "$label" "$wall" "$rss_kib" >>"$OUT/prefetch.jsonl"
+    "$OUT/.run.json" "$label" "$wall" "$rss_kib" >"$OUT/.row.json"
+  python3 - "$OUT/prefetch.jsonl" "$OUT/.row.json" <<'PY'
+import json, sys
+new = json.load(open(sys.argv[2]))
+same = lambda j: (j["nodes"], j["run"], j["prefetch"]) == (new["nodes"], new["run"], new["prefetch"])
+rows = [json.loads(l) for l in open(sys.argv[1])]
+at = next((i for i, j in enumerate(rows) if same(j)), len(rows))
+rows[at:at + 1] = [new]
+open(sys.argv[1], "w").write("".join(json.dumps(j) + "\n" for j in rows))
+PY
   echo "$label N=$n prefetch=$prefetch: $wall s wall, $rss_kib KiB max RSS" >&2
 }
 
 if [ -z "${SKIP_RUNS:-}" ]; then
-  : >"$OUT/prefetch.jsonl"
+  [ -n "${ONLY:-}" ] || : >"$OUT/prefetch.jsonl"
+  touch "$OUT/prefetch.jsonl"
   for n in $SIZES; do
     for p in subnet off; do
       run "job-start cold" "$p" --workload job-start --nodes "$n" --ranks 16 --warm-s 0
       run "job-start warm" "$p" --workload job-start --nodes "$n" --ranks 16 --warm-s 600
+      [ "$p" = subnet ] && run "job-start warm, warm cache" "$p" --workload job-start --nodes "$n" --ranks 16 --warm-s 600 --known-subnet
       run "boot" "$p" --workload boot --nodes "$n"
       [ "$p" = subnet ] && run "boot, warm cache" "$p" --workload boot --nodes "$n" --known-subnet
       run "sm-restart --lid-change" "$p" --workload sm-restart --lid-change --nodes "$n" --ranks 16 \
-        --duration-s 60 --sm-restart-at 20 --sa-down-s 2
+        --duration-s 120 --sm-restart-at 20 --sa-down-s 2
       run "idle 1 h" "$p" --workload idle --nodes "$n" --duration-s 3600
     done
   done
-  rm -f "$OUT/.time" "$OUT/.run.json"
+  rm -f "$OUT/.time" "$OUT/.run.json" "$OUT/.row.json"
 fi
 
 python3 - "$OUT/prefetch.jsonl" <<'PY'
 import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+order = ["job-start cold", "job-start warm", "job-start warm, warm cache", "boot", "boot, warm cache",
+         "sm-restart --lid-change", "idle 1 h"]
+rows = sorted((json.loads(l) for l in open(sys.argv[1])),
+              key=lambda j: (j["nodes"], j["prefetch"] != "subnet", order.index(j["run"])))
 def num(x, f="{:,.0f}"):
     return "—" if x is None else f.format(x)
 print("| N | run | prefetch | PathRecord GETs | GetTables (PathRecord / NodeRecord) | monitor MADs | overload drops | failures | old DLID served | completion s | / floor | p99 ms | in use new s | all new s | SA busy | tables failed | wall s | peak RSS MB |")
