@@ -157,8 +157,9 @@ struct Resolver::Impl {
   bool awaiting_table() const { return table_query != 0 || table_wanted; }
   // Whether the wanted table can go once due (a usable port with a GID).
   bool table_ready() const { return table_wanted && port && port_active && !port->gid.is_zero(); }
-  // When the wanted table goes: its place in the subnet's spread, after its backoff, and after
-  // the GETs renewing the paths in use once our LIDs moved (at most kHeldFirst).
+  // When the wanted table goes: after its backoff, at its place in the subnet's spread, which
+  // starts after the in-use hold when our LIDs just moved, and no sooner than kHeldFirst after it
+  // was wanted while its own GETs renewing paths in use are open.
   TimePoint table_due() const;
   Duration table_spread() const;  // the window the subnet's tables are spread over
   Duration in_use_window() const;      // after a LID move: the subnet's GETs for its paths in use
