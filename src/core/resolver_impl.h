@@ -139,6 +139,7 @@ struct Resolver::Impl {
   void set_aside_in_use(TimePoint now);  // LIDs moved: the paths in use out of the schedule
   void release_in_use(TimePoint now);    // ... and by GET at their time, ahead of the table
   void mark_renewal(Job& job);         // counted in `renewals` until the job ends
+  void ask_revalidation(const PathKey& key, CacheEntry& e);  // a background GET for a cached path
   void restart_or_drop_job(JobId id);  // flush: the answer in flight is no longer wanted
   void requeue_inflight();             // port down: queries wait for the port to come back
   PathCache::Index ensure_entry(const PathKey& key);

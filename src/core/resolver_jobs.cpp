@@ -260,6 +260,12 @@ void Resolver::Impl::release_retries(TimePoint t) {
   }
 }
 
+void Resolver::Impl::ask_revalidation(const PathKey& key, CacheEntry& e) {
+  e.retry_after = TimePoint{};
+  ++stats.revalidations;
+  enqueue_for_cache(JobKey::for_path(key));
+}
+
 void Resolver::Impl::mark_renewal(Job& job) {
   if (job.renews_in_use) return;
   job.renews_in_use = true;
@@ -307,9 +313,7 @@ void Resolver::Impl::release_in_use(TimePoint t) {
     if (i == PathCache::npos) continue;
     CacheEntry& e = cache.at(i);
     if (e.pinned() || !lids_moved_under(e)) continue;  // a request's GET has it, or it is renewed
-    e.retry_after = TimePoint{};
-    ++stats.revalidations;
-    enqueue_for_cache(JobKey::for_path(key));
+    ask_revalidation(key, e);
     if (JobId job = job_for(JobKey::for_path(key)); job != 0) mark_renewal(jobs.at(job));
   }
   in_use_aside.clear();
@@ -332,9 +336,7 @@ void Resolver::Impl::release_revalidations(TimePoint t) {
     bool needs_answer = e.state == EntryState::stale || e.state == EntryState::gone ||
                         e.state == EntryState::provisional;
     if (e.pinned() || !needs_answer) continue;
-    e.retry_after = TimePoint{};
-    ++stats.revalidations;
-    enqueue_for_cache(JobKey::for_path(key));
+    ask_revalidation(key, e);
     // Spread: each gap is drawn from [0.5, 1.5] x the nominal interval (mean rate kept).
     next_revalidation += prng.uniform(interval / 2, interval + interval / 2);
   }
