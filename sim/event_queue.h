@@ -17,6 +17,8 @@ enum class EventKind : std::uint8_t {
   query_timeout,  // MAD attempt for query `arg` of `node` timed out
   table_answer,   // SA answer for GetTable MAD `arg` of `node` (sim/simulator_tables.cpp) arrives
   table_timeout,  // an attempt of GetTable MAD `arg` of `node` timed out
+  size_answer,    // SA answer for the size query `arg` of `node` (sim/simulator_tables.cpp) arrives
+  size_timeout,   // an attempt of the size query `arg` of `node` timed out
   rank_step,      // workload: rank `arg` (global index) does its next action
   sm_changed,     // the new SM has swept: every node sees an SM change (and LID change if set)
   monitor_poll,   // port monitor of `node`: a poll with an SM/SA check due

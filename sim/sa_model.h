@@ -42,8 +42,9 @@ struct SaOptions {
 // One request as the SA spends on it: SaOptions::query_ns, plus SaOptions::record_ns for each of
 // its `records`. A GET computes one record; a PathRecord GetTable with the SGID set and the
 // destination wildcarded one per end port it returns (osm_pr_process_half), all in one answer; the
-// NodeRecord GetTable of the switches that ibatd sends beside it (fabric::SaClient) computes no
-// path, so it costs the per-query overhead alone. GETs are the PathRecords and the monitors'
+// NodeRecord GetTable of the switches that ibatd sends beside it (fabric::SaClient), and the
+// SwitchInfoRecord one that sizes the subnet before a first table, compute no path, so each costs
+// the per-query overhead alone (both counted as switch tables). GETs are the PathRecords and the monitors'
 // SMInfo, InformInfo(Record) and MCMemberRecord (sim/mad_attempts.h).
 enum class SaRequest : std::uint8_t { get, path_table, switch_table };
 
@@ -59,7 +60,7 @@ struct SaQuery {
 struct SaTotals {
   std::uint64_t arrived = 0;  // queries that reached the SA (every MAD attempt)
   std::uint64_t path_tables_arrived = 0;    // of those: PathRecord GetTables
-  std::uint64_t switch_tables_arrived = 0;  // of those: NodeRecord GetTables of the switches
+  std::uint64_t switch_tables_arrived = 0;  // of those: the switches' NodeRecord and SwitchInfoRecord GetTables
   std::uint64_t path_tables_dropped = 0;    // PathRecord GetTables dropped (overload or outage)
   std::uint64_t served = 0;   // answered (possibly after the requester gave up)
   std::uint64_t dropped = 0;  // overloaded, queue full or SA unavailable

@@ -90,7 +90,7 @@ struct RunResult {
   std::uint64_t requests = 0;      // resolve requests (connects) issued by ranks
   std::uint64_t sa_queries = 0;    // GETs reaching the SA, every MAD attempt counted (monitors' too)
   std::uint64_t sa_tables = 0;     // PathRecord GetTables reaching the SA, every MAD attempt counted
-  std::uint64_t sa_switch_tables = 0;  // NodeRecord GetTables (the switches) sent beside them
+  std::uint64_t sa_switch_tables = 0;  // the switches' NodeRecord GetTables sent beside them, and SwitchInfoRecord ones (sizes)
   std::uint64_t sa_tables_dropped = 0;  // PathRecord GetTable attempts the SA dropped (in sa_dropped)
   std::uint64_t sa_served = 0;
   std::uint64_t sa_dropped = 0;

@@ -237,6 +237,8 @@ void Simulator::handle(const Event& e) {
     case EventKind::query_timeout: on_query_timer(e); return;
     case EventKind::table_answer: on_table_answer(e); return;
     case EventKind::table_timeout: on_table_timer(e); return;
+    case EventKind::size_answer: on_size_answer(e); return;
+    case EventKind::size_timeout: on_size_timer(e); return;
     case EventKind::rank_step: rank_step(static_cast<std::uint32_t>(e.arg)); return;
     case EventKind::sm_changed: sm_changed(); return;
     case EventKind::monitor_poll:

@@ -55,6 +55,7 @@ class Simulator {
     void send_path_query(const core::PathQuery& query) override;
     void cancel_query(core::QueryId id) override;
     bool send_table_query(const core::TableQuery& query) override;
+    bool send_size_query(const core::SubnetSizeQuery& query) override;
 
    private:
     Simulator& sim_;
@@ -77,6 +78,13 @@ class Simulator {
     bool path_done = false;
     bool path_answered = false;
     bool switch_done = false;
+    bool switch_answered = false;
+  };
+  // One SaClient::query_subnet_size: the switches' SwitchInfoRecord GetTable.
+  struct PendingSize {
+    core::QueryId id = 0;  // the Resolver's SubnetSizeQuery
+    std::uint64_t seq = 0;  // the node's size queries so far: its events carry it
+    MadAttempts mad;
   };
   enum class TablePart : std::uint8_t { paths = 0, switches = 1 };
   // sm-restart --lid-change: when the cached paths carry the new DLIDs (sim/simulator_renewal.cpp).
@@ -116,6 +124,8 @@ class Simulator {
     std::uint64_t sm_generation = 0;
     std::uint64_t sa_answers = 0;     // PathRecord GETs and GetTables answered
     core::QueryId table_before_run = 0;  // daemons running at time 0: the table they already had
+    std::optional<PendingSize> size;  // its size query in flight
+    std::uint64_t sizes_sent = 0;
     std::uint32_t old_paths = 0;      // --lid-change: its paths still on an old DLID
   };
   struct Rank {
@@ -154,6 +164,11 @@ class Simulator {
   void on_table_timer(const Event& e);
   void table_part_done(std::uint32_t node, std::uint64_t table, TablePart part, bool answered);
   void answer_table_before_run(std::uint32_t node);
+  bool send_size(std::uint32_t node, const core::SubnetSizeQuery& query);
+  void size_attempt(std::uint32_t node);
+  void on_size_answer(const Event& e);
+  void on_size_timer(const Event& e);
+  void size_done(std::uint32_t node, bool answered);
   core::TableResult subnet_table(std::uint32_t node) const;
   bool prefetch_settled(std::uint32_t node);
   std::uint64_t sa_answers_of(std::uint32_t node) const;  // what SaClient::sa_answers_ counts

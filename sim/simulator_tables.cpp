@@ -13,8 +13,12 @@
 // the switches' one; one that fails while the SA answered this node something else since it was
 // sent turns the node's GetTables off until the next SM change (the sink then refuses them and the
 // Resolver uses GETs); a GetTable the Resolver cancels (replaced after an SM change) sends no more
-// resends, but what the SA already queued it still computes. Daemons running at time 0 had their
-// table before the run: it is answered in the constructor, at no cost to the SA.
+// resends, but what the SA already queued it still computes; a PathRecord GetTable that times out
+// while the SA answered only its NodeRecord one turns nothing off. Daemons running at time 0 had
+// their table before the run: it is answered in the constructor, at no cost to the SA, and they
+// ask no size. The size query (SaClient::query_subnet_size, the switches' SwitchInfoRecords) runs
+// the table retry policy too, costs the per-query overhead alone (no path, as the NodeRecord one)
+// and is answered with the simulated subnet's size.
 #include <optional>
 #include <utility>
 
@@ -23,6 +27,7 @@
 namespace ibat::sim {
 
 bool Simulator::NodeSink::send_table_query(const core::TableQuery& query) { return sim_.send_table(node_, query); }
+bool Simulator::NodeSink::send_size_query(const core::SubnetSizeQuery& query) { return sim_.send_size(node_, query); }
 
 std::uint64_t Simulator::sa_answers_of(std::uint32_t n) const {
   return nodes_[n].sa_answers + monitor_.broadcast_answers(n);
@@ -94,6 +99,7 @@ void Simulator::table_part_done(std::uint32_t n, std::uint64_t table, TablePart 
     if (!answered) pending.switch_done = true;  // no use for the switches now: cancelled
   } else {
     pending.switch_done = true;
+    pending.switch_answered = answered;
   }
   if (!pending.path_done || !pending.switch_done) return;
   const PendingTable done = pending;
@@ -104,7 +110,7 @@ void Simulator::table_part_done(std::uint32_t n, std::uint64_t table, TablePart 
   } else {
     result.error = core::Error::timeout;
     result.reason = "the SA did not answer the PathRecord GetTable";
-    const bool sa_silent = sa_answers_of(n) == done.sa_answers;
+    const bool sa_silent = sa_answers_of(n) - done.sa_answers == (done.switch_answered ? 1U : 0U);
     if (done.sm_generation == node.sm_generation && !sa_silent) node.tables_off = true;
   }
   node.resolver->on_table_result(done.id, result);
@@ -116,6 +122,45 @@ void Simulator::answer_table_before_run(std::uint32_t n) {
   if (node.table_before_run == 0) return;
   ++tables_before_run_;
   node.resolver->on_table_result(std::exchange(node.table_before_run, 0), subnet_table(n));
+}
+
+bool Simulator::send_size(std::uint32_t n, const core::SubnetSizeQuery& query) {
+  Node& node = nodes_[n];
+  if (before_run_ || node.tables_off) return false;
+  node.size = PendingSize{query.id, ++node.sizes_sent, {}};
+  size_attempt(n);
+  return true;
+}
+
+void Simulator::size_attempt(std::uint32_t n) {
+  PendingSize& size = *nodes_[n].size;
+  size.mad.send(table_retry_, mad_rng_, sa_, queue_, now_ns_, n, size.seq, EventKind::size_answer,
+                EventKind::size_timeout, SaQuery::switch_table());
+}
+
+void Simulator::on_size_answer(const Event& e) {
+  Node& node = nodes_[e.node];
+  if (!node.size || node.size->seq != e.arg || !node.size->mad.is_answer(e.time_ns)) return;
+  ++node.sa_answers;
+  size_done(e.node, true);
+}
+
+void Simulator::on_size_timer(const Event& e) {
+  Node& node = nodes_[e.node];
+  if (!node.size || node.size->seq != e.arg || !node.size->mad.is_timer(e.time_ns)) return;
+  monitor_.on_remote_timeout(e.node, now_ns_);
+  if (node.size->mad.next_attempt(table_retry_)) return size_attempt(e.node);
+  size_done(e.node, false);
+}
+
+void Simulator::size_done(std::uint32_t n, bool answered) {
+  Node& node = nodes_[n];
+  const core::QueryId id = node.size->id;
+  node.size.reset();
+  core::SubnetSizeResult result{core::Error::ok, sc_.nodes, ""};
+  if (!answered) result = {core::Error::timeout, 0, "the SA did not answer the SwitchInfoRecord GetTable"};
+  node.resolver->on_subnet_size(id, result);
+  after_call(n);
 }
 
 core::TableResult Simulator::subnet_table(std::uint32_t n) const {

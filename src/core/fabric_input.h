@@ -16,6 +16,8 @@ class FabricInput {
   virtual void on_query_result(QueryId id, const QueryResult& result) = 0;
   // The answer to a TableQuery (Policy::prefetch).
   virtual void on_table_result(QueryId id, const TableResult& result) = 0;
+  // The answer to a SubnetSizeQuery (before the first TableQuery).
+  virtual void on_subnet_size(QueryId id, const SubnetSizeResult& result) = 0;
   virtual void on_local_port(const LocalPort& port) = 0;  // LID change, port down / up
   virtual void on_sm_changed() = 0;                       // SM restart or fail-over
   virtual void on_gid_out_of_service(const Gid& gid) = 0; // trap 65

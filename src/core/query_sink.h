@@ -42,6 +42,20 @@ struct TableResult {
   std::string reason;             // when not ok: why, in words for the log
 };
 
+// How many LIDs the port's subnet has, from a query that computes no path (fabric: the switches'
+// SwitchInfoRecords, whose LinearFDBTop is the highest LID the SM assigned). The Resolver asks it
+// before its first GetTable when it knows nothing of its subnet, so that even that table takes its
+// place in the subnet's spread (resolver_tables.cpp).
+struct SubnetSizeQuery {
+  QueryId id = 0;
+};
+
+struct SubnetSizeResult {
+  Error error = Error::ok;  // not ok: refused, never answered (timeout), or unreadable
+  std::size_t lids = 0;     // when ok: the highest LID in use, a bound on the end ports (0: none known)
+  std::string reason;       // when not ok: why, in words for the log
+};
+
 class QuerySink {
  public:
   virtual ~QuerySink() = default;
@@ -54,6 +68,9 @@ class QuerySink {
   // once (a late one after the Resolver dropped it is ignored). False: this sink sends no tables
   // (none here, or the SA refused them until the next SM): the Resolver uses GETs.
   virtual bool send_table_query(const TableQuery& /*query*/) { return false; }
+  // Send the size query; the owner must later call Resolver::on_subnet_size(query.id, ...) exactly
+  // once. False: this sink cannot ask it (no tables, no SA known yet): the table goes unspread.
+  virtual bool send_size_query(const SubnetSizeQuery& /*query*/) { return false; }
 };
 
 }  // namespace ibat::core

@@ -362,6 +362,13 @@ void Resolver::Impl::flush_outbox() {
     } else if (auto* table = std::get_if<TableQuery>(&item)) {
       if (sink.send_table_query(*table)) ++stats.sa_tables;
       else table_unsent(table->id);
+    } else if (auto* size = std::get_if<SubnetSizeQuery>(&item)) {
+      if (!sink.send_size_query(*size) && size_query == size->id) {
+        // The table goes unspread, now: this is the flush of the tick that asked the size.
+        size_query = 0;
+        size_settled = true;
+        send_table();
+      }
     } else {
       sink.cancel_query(std::get<CancelCall>(item).id);
     }

@@ -76,6 +76,7 @@ class Resolver final : public FabricInput {
   // stale; a port report detects LID change, port down and up.
   void on_query_result(QueryId id, const QueryResult& result) override;
   void on_table_result(QueryId id, const TableResult& result) override;
+  void on_subnet_size(QueryId id, const SubnetSizeResult& result) override;
   void on_local_port(const LocalPort& port) override;
   void on_sm_changed() override;
   void on_gid_out_of_service(const Gid& gid) override;

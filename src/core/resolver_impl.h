@@ -82,7 +82,8 @@ struct CompletionCall {
 struct CancelCall {
   QueryId id;
 };
-using Outgoing = std::variant<CompletionCall, PathQuery, CancelCall, PathChange, TableQuery, PathStored>;
+using Outgoing =
+    std::variant<CompletionCall, PathQuery, CancelCall, PathChange, TableQuery, PathStored, SubnetSizeQuery>;
 
 inline ResolveResult failure(Error error) {
   ResolveResult r;
@@ -154,10 +155,13 @@ struct Resolver::Impl {
   void table_failed();               // the revalidation schedule goes on by GETs
   void resume_revalidations();       // no table comes: the GET revalidation schedule goes on now
   void apply_table(const std::vector<PathRecord>& paths);
+  // A table that would be spread over a subnet of unknown size asks the size first, once.
+  bool size_wanted() const { return policy.table_spread_paths_per_s > 0 && subnet_size == 0 && !size_settled; }
+  void ask_size();
   // While a GetTable is wanted or in flight, the GET revalidation schedule waits for it.
   bool awaiting_table() const { return table_query != 0 || table_wanted; }
-  // Whether the wanted table can go once due (a usable port with a GID).
-  bool table_ready() const { return table_wanted && port && port_active && !port->gid.is_zero(); }
+  // Whether the wanted table can go once due (a usable port with a GID, no size query in flight).
+  bool table_ready() const { return table_wanted && size_query == 0 && port && port_active && !port->gid.is_zero(); }
   // When the wanted table goes: after its backoff, at its place in the subnet's spread, which
   // starts after the in-use hold when our LIDs just moved, and no sooner than kHeldFirst after it
   // was wanted while its own GETs renewing paths in use are open.
@@ -225,6 +229,9 @@ struct Resolver::Impl {
   TimePoint table_wanted_at{};
   double table_spread_draw = 0;  // in [0, 1): this table's place in the spread window
   std::size_t subnet_size = 0;   // end ports of the subnet as last seen: the last table, the warm cache
+  QueryId size_query = 0;        // the SubnetSizeQuery in flight, 0 if none (ids from next_table)
+  bool size_settled = false;     // the size was asked and answered, refused or given up: not again
+  std::uint32_t size_attempts = 0;  // its unanswered attempts (retried as a table is)
   std::size_t renewals = 0;       // jobs renewing a path in use whose LIDs moved (renews_in_use)
   bool in_use_first = false;      // LIDs moved: set_aside_in_use runs at the next tick
   std::size_t in_use_moved = 0;   // paths in use found under our last LID move (set_aside_in_use)

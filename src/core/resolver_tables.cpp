@@ -7,6 +7,11 @@
 // a table that times out is asked again with the GET backoff (retry_base..retry_max, retry_count:
 // the SA may be down or in its first sweep, when GETs would fail as well), and one the SA refuses
 // or that still finds no answer leaves everything to GETs.
+//
+// The tables of a whole subnet are spread (table_spread) over a window that grows with its size.
+// A port that knows nothing of its size (a first start with no cache file) asks it first, by a
+// query that computes no path (SubnetSizeQuery), so that a fabric's cold power-on spreads its
+// tables as a warm one does; without an answer its table goes at once.
 #include "core/backoff.h"
 #include "core/resolver_impl.h"
 
@@ -65,11 +70,34 @@ TimePoint Resolver::Impl::table_due() const {
 // SM changed) ask one table between them, not one each.
 void Resolver::Impl::send_table() {
   if (!table_ready() || now() < table_due()) return;
+  if (size_wanted()) return ask_size();
   table_wanted = false;
   table_query = kTableQueryBit | next_table++;
   table_sent = TableQuery{.id = table_query, .sgid = port->gid, .pkey = policy.default_pkey};
   table_sent_at = now();
   outbox.emplace_back(table_sent);
+}
+
+void Resolver::Impl::ask_size() {
+  size_query = kTableQueryBit | next_table++;
+  outbox.emplace_back(SubnetSizeQuery{size_query});
+}
+
+void Resolver::on_subnet_size(QueryId id, const SubnetSizeResult& result) {
+  Impl& m = *impl_;
+  if (id == 0 || id != m.size_query) return;
+  m.size_query = 0;
+  if (result.error == Error::ok) {
+    m.subnet_size = std::max(m.subnet_size, result.lids);
+    m.size_settled = true;
+  } else if (result.error == Error::timeout && m.size_attempts < m.policy.retry_count) {
+    // The SA is down or sweeping: its table would be lost as well. Asked again after a backoff.
+    ++m.size_attempts;
+    m.table_retry_at = std::max(m.table_retry_at, m.now() + backoff_delay(m.policy, m.size_attempts, m.prng));
+  } else {
+    m.size_settled = true;  // the table goes unspread
+  }
+  m.settle();
 }
 
 void Resolver::Impl::resume_revalidations() { next_revalidation = std::max(next_revalidation, now()); }

@@ -191,6 +191,13 @@ bool FabricPort::send_table_query(const core::TableQuery& query) {
   return impl_->query_table(table);
 }
 
+bool FabricPort::send_size_query(const core::SubnetSizeQuery& query) {
+  if (impl_->sa.sm_lid().value == 0) return false;
+  return impl_->sa.query_subnet_size([this, id = query.id](const core::SubnetSizeResult& size) {
+    if (impl_->events.input) impl_->events.input->on_subnet_size(id, size);
+  });
+}
+
 bool FabricPort::tables_usable() const { return impl_->sa.tables_usable(); }
 
 FabricStats FabricPort::stats() const {

@@ -1,13 +1,15 @@
 // PathRecord and NodeRecord tables: decode, check against the question, leave out what no client
-// can use.
+// can use; the SwitchInfoRecord table that sizes the subnet.
 #include "fabric/path_table.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "fabric/sa_client.h"
 #include "mad/node_record.h"
 #include "mad/path_record.h"
 #include "mad/sa_table.h"
+#include "mad/switch_info_record.h"
 
 namespace ibat::fabric {
 namespace {
@@ -97,6 +99,29 @@ SwitchTable switch_table_from_answer(const MadAnswer& answer, std::size_t max_re
     out.ports.lids.insert(node->lid);
     out.ports.guids.insert(node->port_guid);
   }
+  return out;
+}
+
+SwitchInfoTable subnet_size_from_answer(const MadAnswer& answer, std::size_t max_records) {
+  SwitchInfoTable out;
+  auto fail = [&out](core::Error error, std::string reason) {
+    out.size.error = error;
+    out.size.reason = std::move(reason);
+    return out;
+  };
+  if (answer.header.status != 0) {
+    return fail(error_from_sa_status(answer.header),
+                "the SA refused the SwitchInfoRecord GetTable: " + table_status_text(answer.header));
+  }
+  auto table = table_in(answer, mad::kSwitchInfoRecordSize, max_records);
+  if (!table) return fail(core::Error::invalid, table.error().message);
+  out.records = table->count;
+  for (std::size_t i = 0; i < table->count; ++i) {
+    auto record = mad::decode_switch_info_record(table->record(i));
+    if (!record) return fail(core::Error::invalid, record.error().message);
+    out.size.lids = std::max<std::size_t>(out.size.lids, record->linear_fdb_top);
+  }
+  if (out.size.lids == 0) return fail(core::Error::no_record, "no switch lists a LinearFDBTop");
   return out;
 }
 

@@ -2,7 +2,8 @@
 // queries): the SA's records checked against the question (SGID, P_Key) and cut to what a client
 // can use — one record per DGID (the first: OpenSM lists a pair's other LMC paths after it) and
 // no path to a switch's port 0 (no client talks to a switch; the switches come from a NodeRecord
-// GetTable of NodeType 2, since a PathRecord does not say what its destination is).
+// GetTable of NodeType 2, since a PathRecord does not say what its destination is); and, before a
+// first table, the subnet's size from the switches' SwitchInfoRecords.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/query_sink.h"
 #include "core/types.h"
 #include "fabric/mad_requester.h"
 
@@ -55,6 +57,15 @@ struct SwitchTable {
   std::size_t records = 0;
 };
 SwitchTable switch_table_from_answer(const MadAnswer& answer, std::size_t max_records);
+
+// The subnet's size in a SwitchInfoRecord GetTableResp: the highest LinearFDBTop of its switches,
+// the top of the LIDs the SM assigned (end ports, switches and LMC paths: a bound on the end
+// ports). `records`: the records read.
+struct SwitchInfoTable {
+  core::SubnetSizeResult size;
+  std::size_t records = 0;
+};
+SwitchInfoTable subnet_size_from_answer(const MadAnswer& answer, std::size_t max_records);
 
 // Leaves the paths to the switches' port 0 out of `table` (by DLID or by DGID's GUID).
 void leave_out_switches(PathTable& table, const SwitchPorts& switches);

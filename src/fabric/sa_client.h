@@ -30,7 +30,7 @@ struct TableOptions {
   bool rmpp = true;  // the MAD layer joins RMPP answers; false: no GetTable
 };
 
-// PathRecord and NodeRecord GetTables, counted per query (retries are MadRequester's).
+// PathRecord, NodeRecord and SwitchInfoRecord GetTables, counted per query (retries are MadRequester's).
 struct TableCounters {
   std::uint64_t sent = 0;      // GetTables started
   std::uint64_t answered = 0;  // GetTableResps received, whatever their status
@@ -43,6 +43,7 @@ class SaClient {
   using PathDone = std::function<void(const core::QueryResult&)>;
   using BroadcastDone = std::function<void(core::Error, const core::BroadcastParams&)>;
   using TableDone = std::function<void(const PathTable&)>;
+  using SizeDone = std::function<void(const core::SubnetSizeResult&)>;
 
   SaClient(MadRequester& requester, const RetryPolicy& policy, const TableOptions& tables = {});
 
@@ -62,9 +63,14 @@ class SaClient {
   // it); `done` runs exactly once. Returns false, and never calls `done`, when GetTables are off.
   // A refused or unreadable table turns them off until the next SM, and so does one that times
   // out while the SA answered other queries; one that times out while the SA answered nothing
-  // (down, or OpenSM's first sweep) leaves them on: the caller may ask again.
+  // else (down, or OpenSM's first sweep; or busy, when only the NodeRecord table beside it was
+  // answered) leaves them on: the caller may ask again.
   // `id` (non-zero) lets cancel(id) stop it: no more resends, `done` not called.
   bool query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done, core::QueryId id = 0);
+  // Starts the SwitchInfoRecord GetTable (every switch, no path computed) that tells the subnet's
+  // size (subnet_size_from_answer); `done` runs exactly once. False, and never `done`, when
+  // GetTables are off. Its failure turns nothing off: without it the PathRecord table goes unspread.
+  bool query_subnet_size(SizeDone done);
   bool tables_usable() const { return tables_off_reason_.empty(); }
   const std::string& tables_off_reason() const { return tables_off_reason_; }
   // A new SM: GetTables may be tried again. Tables started before it no longer turn them off.

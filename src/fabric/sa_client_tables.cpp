@@ -1,10 +1,12 @@
 // SaClient's GetTables: the PathRecord table of a port's subnet and, beside it, the switches'
-// NodeRecords that say which of its records lead to a switch's port 0; the fall-back to GETs.
+// NodeRecords that say which of its records lead to a switch's port 0; the fall-back to GETs; and
+// the switches' SwitchInfoRecords that tell the subnet's size before a first table.
 #include "fabric/sa_client.h"
 
 #include "mad/node_record.h"
 #include "mad/path_record.h"
 #include "mad/sa_table.h"
+#include "mad/switch_info_record.h"
 
 namespace ibat::fabric {
 namespace {
@@ -13,6 +15,8 @@ const MadExpectation kPathTableAnswer{mad::mgmt_class::kSubnAdm, mad::method::kG
                                       mad::attr::kPathRecord, true};
 const MadExpectation kNodeTableAnswer{mad::mgmt_class::kSubnAdm, mad::method::kGetTableResp,
                                       mad::attr::kNodeRecord, true};
+const MadExpectation kSwitchInfoTableAnswer{mad::mgmt_class::kSubnAdm, mad::method::kGetTableResp,
+                                            mad::attr::kSwitchInfoRecord, true};
 
 }  // namespace
 
@@ -27,6 +31,7 @@ struct SaClient::TableJob {
   std::optional<SwitchTable> switches;
   std::optional<MadRequester::Handle> switch_request;  // while the NodeRecord GetTable is in flight
   std::optional<MadRequester::Handle> path_request;    // while the PathRecord GetTable is in flight
+  bool switches_answered = false;                      // the NodeRecord GetTable had an answer
   core::QueryId id = 0;                                // the caller's, for cancel (0: none)
 };
 
@@ -97,6 +102,7 @@ void SaClient::on_path_table(const std::shared_ptr<TableJob>& job, const MadAnsw
 
 void SaClient::on_switch_table(const std::shared_ptr<TableJob>& job, const MadAnswer* answer) {
   job->switch_request.reset();
+  job->switches_answered = answer != nullptr;
   if (!answer) {
     job->switches = SwitchTable{"the SA did not answer the NodeRecord GetTable", {}, 0};
   } else {
@@ -111,10 +117,35 @@ void SaClient::finish_table(TableJob& job) {
   if (job.id != 0) tables_in_flight_.erase(job.id);
   PathTable& table = *job.paths;
   if (table.error == core::Error::ok && job.switches->error.empty()) leave_out_switches(table, job.switches->ports);
-  const bool sa_silent = table.error == core::Error::timeout && sa_answers_ == job.sa_answers;
+  // The job's own NodeRecord answer says the SA is up, not that it refuses PathRecord tables: the
+  // long one may have waited behind a subnet's worth of others.
+  const std::uint64_t others = sa_answers_ - job.sa_answers - (job.switches_answered ? 1 : 0);
+  const bool sa_silent = table.error == core::Error::timeout && others == 0;
   if (table.error != core::Error::ok && job.sm_generation == sm_generation_ && !sa_silent) turn_tables_off(table.reason);
-  if (sa_silent) table.reason += ", nor anything else meanwhile: down or sweeping";
+  if (sa_silent) {
+    table.reason += job.switches_answered ? ", only the NodeRecord GetTable beside it: busy"
+                                          : ", nor anything else meanwhile: down or sweeping";
+  }
   job.done(table);
+}
+
+bool SaClient::query_subnet_size(SizeDone done) {
+  if (!tables_usable()) return false;
+  ++table_counters_.sent;
+  requester_.submit(sa_mad(mad::build_sa_get_table(0, mad::attr::kSwitchInfoRecord,
+                                                   mad::encode_switch_info_record({}), 0)),
+                    kSwitchInfoTableAnswer, table_policy_, [this, done = std::move(done)](const MadAnswer* answer) {
+                      if (!answer) {
+                        done({core::Error::timeout, 0,
+                              "the SA did not answer the SwitchInfoRecord GetTable (" +
+                                  std::to_string(table_policy_.retries + 1) + " attempts)"});
+                        return;
+                      }
+                      const SwitchInfoTable table = subnet_size_from_answer(*answer, tables_.max_records);
+                      count_table_answer(*answer, table.records);
+                      done(table.size);
+                    });
+  return true;
 }
 
 void SaClient::count_table_answer(const MadAnswer& answer, std::size_t records) {

@@ -44,6 +44,7 @@ inline constexpr std::uint16_t kNotice = 0x0002;
 inline constexpr std::uint16_t kInformInfo = 0x0003;
 inline constexpr std::uint16_t kNodeInfo = 0x0011;
 inline constexpr std::uint16_t kNodeRecord = 0x0011;  // SA class; NodeInfo is the SMP attribute
+inline constexpr std::uint16_t kSwitchInfoRecord = 0x0014;
 inline constexpr std::uint16_t kPortInfo = 0x0015;
 inline constexpr std::uint16_t kSmInfo = 0x0020;
 inline constexpr std::uint16_t kPathRecord = 0x0035;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # e2e.prefetch: a fresh ibatd with the default config on a generated 480-host tree (the real
-# OpenSM through the kernel MAD twin's RMPP) holds a path to every host of the subnet from one
-# PathRecord GetTable, having sent no PathRecord GET; a sample of them equals saquery's answers and
+# OpenSM through the kernel MAD twin's RMPP) learns its subnet's size from the switches'
+# SwitchInfoRecords, then holds a path to every host of the subnet from one PathRecord GetTable,
+# having sent no PathRecord GET; a sample of them equals saquery's answers and
 # each first resolve is a cache hit, through the CLI and through the kernel's local SA (the kernel
 # twin asks as IPoIB does). After `sm restart --new-lids` the 8 paths used within the minute go
 # by GET ahead of the table, and one more GetTable revalidates every path (new DLIDs, counted).
@@ -36,6 +37,9 @@ all_hosts=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1])))
 s=$(cli d stats --json)
 expect_eq "cache entries: every host of the subnet (itself included)" "$(jq_py "$s" 'j["entries"]')" "$all_hosts"
 expect_eq "PathRecord GETs sent" "$(jq_py "$s" 'j["sa_queries"]')" 0
+# OpenSM's LinearFDBTop: the top LID it assigned, every host and switch (24 of them) below it
+lids=$(sed -n 's/.*subnet size: LIDs up to \([0-9]*\) .*/\1/p' "$DAEMON_DIR/d.err" | head -1)
+expect_eq "the subnet's size, asked before its table (the switches' LinearFDBTop)" "${lids:-none}" $((all_hosts + 24))
 expect_eq "subnet GetTables sent" "$(jq_py "$s" 'j["sa_tables"]')" 1
 expect_eq "switch ports left out of the table" "$(jq_py "$s" 'j["fabric"]["sa_table_records"] - j["table_paths"] - 24 >= 0')" True
 

@@ -90,6 +90,7 @@ class ProbeInput final : public ibat::core::FabricInput {
     if (answered) answered(result);
   }
   void on_table_result(ibat::core::QueryId, const ibat::core::TableResult&) override {}
+  void on_subnet_size(ibat::core::QueryId, const ibat::core::SubnetSizeResult&) override {}
   void on_local_port(const ibat::core::LocalPort& p) override {
     event("local_port", {{"gid", p.gid.to_string()}, {"lid", p.lid.value}, {"sm_lid", p.sm_lid.value},
                          {"active", p.active}});

@@ -49,6 +49,17 @@ void PortRuntime::on_table_result(core::QueryId id, const core::TableResult& res
   }
 }
 
+void PortRuntime::on_subnet_size(core::QueryId id, const core::SubnetSizeResult& result) {
+  gate_.apply([&](core::Resolver& r) { r.on_subnet_size(id, result); });
+  if (result.error == core::Error::ok) {
+    spdlog::info("subnet size: LIDs up to {} (the switches' LinearFDBTop): the subnet GetTable waits its turn "
+                 "in the subnet's spread ({})", result.lids, name());
+  } else {
+    spdlog::warn("subnet size unknown ({}: {}): asked again if the SA was silent, else the subnet GetTable "
+                 "goes at once ({})", core::to_string(result.error), result.reason, name());
+  }
+}
+
 void PortRuntime::on_local_port(const core::LocalPort& port) {
   const bool lid_changed = last_port_ && last_port_->lid != port.lid;
   const bool changed = !last_port_ || lid_changed || last_port_->active != port.active ||

@@ -52,6 +52,7 @@ class PortRuntime final : public core::FabricInput {
   // The fabric's inputs, on the loop thread.
   void on_query_result(core::QueryId id, const core::QueryResult& result) override;
   void on_table_result(core::QueryId id, const core::TableResult& result) override;
+  void on_subnet_size(core::QueryId id, const core::SubnetSizeResult& result) override;
   void on_local_port(const core::LocalPort& port) override;
   void on_sm_changed() override;
   void on_gid_out_of_service(const core::Gid& gid) override;

@@ -275,6 +275,73 @@ TEST_F(ResolverPrefetchTest, ExpectedSubnetPortsSpreadTheFirstTableAndZeroRateTu
   EXPECT_EQ(first_table_delay(0), 100ms);  // the first tick
 }
 
+// A port that knows nothing of its subnet asks its size first (a query that computes no path), and
+// its first table then takes its place in the spread: 3,000 LIDs at 250,000 paths/s is 34 s.
+TEST_F(ResolverPrefetchTest, AnUnknownSubnetIsSizedFirstAndItsFirstTableSpread) {
+  sink.sizes = true;
+  sink.tables_sent.clear();
+  resolver = std::make_unique<Resolver>(policy, clock, sink, 7);
+  resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+  advance(100ms);
+  ASSERT_EQ(sink.sizes_sent.size(), 1u);
+  EXPECT_TRUE(sink.tables_sent.empty()) << "the table waits for the size";
+  advance(5s);
+  EXPECT_TRUE(sink.tables_sent.empty()) << "and keeps waiting while it is in flight";
+  EXPECT_EQ(resolver->next_wakeup(), std::nullopt) << "no wake-up spent on it";
+  resolver->on_subnet_size(sink.sizes_sent[0].id, SubnetSizeResult{Error::ok, 3000, ""});
+  const TimePoint sized = clock.now();
+  while (sink.tables_sent.empty() && clock.now() - sized < 40s) advance(100ms);
+  ASSERT_EQ(sink.tables_sent.size(), 1u);
+  EXPECT_GT(clock.now() - sized, 100ms);  // seed 7's draw is not at the window's start
+  EXPECT_LE(clock.now() - sized, 34s + 100ms);
+  answer_table(last_table(), subnet(1, 3, 100));
+  resolver->on_sm_changed();
+  advance(40s);
+  EXPECT_EQ(sink.sizes_sent.size(), 1u) << "asked once: the next tables know the size from the last one";
+  EXPECT_EQ(sink.tables_sent.size(), 2u);
+}
+
+// A silent SA (down, sweeping) is asked the size again after each backoff, as a table would be;
+// after retry_count silences, or at once when the SA refuses or the sink cannot ask, the table goes
+// unspread, as without the size.
+TEST_F(ResolverPrefetchTest, WithoutAnAnswerToTheSizeTheTableGoesUnspread) {
+  sink.sizes = true;
+  sink.tables_sent.clear();
+  resolver = std::make_unique<Resolver>(policy, clock, sink, 7);
+  resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+  advance(100ms);
+  for (std::uint32_t silence = 1; silence <= policy.retry_count; ++silence) {
+    ASSERT_EQ(sink.sizes_sent.size(), silence);
+    resolver->on_subnet_size(sink.sizes_sent.back().id, SubnetSizeResult{Error::timeout, 0, "no answer"});
+    resolver->on_subnet_size(sink.sizes_sent.back().id, SubnetSizeResult{Error::ok, 9000, ""});  // stale: ignored
+    advance(100ms);
+    EXPECT_EQ(sink.sizes_sent.size(), silence) << "not before the backoff";
+    advance(policy.retry_max);
+  }
+  ASSERT_EQ(sink.sizes_sent.size(), policy.retry_count + 1);
+  EXPECT_TRUE(sink.tables_sent.empty());
+  resolver->on_subnet_size(sink.sizes_sent.back().id, SubnetSizeResult{Error::timeout, 0, "no answer"});
+  advance(100ms);
+  EXPECT_EQ(sink.tables_sent.size(), 1u) << "the last silence: the table at the next tick";
+
+  sink.tables_sent.clear();
+  sink.sizes_sent.clear();
+  resolver = std::make_unique<Resolver>(policy, clock, sink, 7);
+  resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+  advance(100ms);
+  ASSERT_EQ(sink.sizes_sent.size(), 1u);
+  resolver->on_subnet_size(sink.sizes_sent[0].id, SubnetSizeResult{Error::invalid, 0, "MAD status 0x000c"});
+  advance(100ms);
+  EXPECT_EQ(sink.tables_sent.size(), 1u) << "refused: the table at the next tick";
+
+  sink.sizes = false;
+  sink.tables_sent.clear();
+  resolver = std::make_unique<Resolver>(policy, clock, sink, 7);
+  resolver->on_local_port({port_gid(), Lid{1}, Lid{100}, true});
+  advance(100ms);
+  EXPECT_EQ(sink.tables_sent.size(), 1u) << "a sink that cannot ask: the table at once";
+}
+
 // After new LIDs, with a subnet of 100 end ports and 2 paths in use at 1,000 paths/s: the subnet's
 // GETs for its paths in use are 100 x 2 x 6 paths of work, 1.2 s; each host asks its own at its
 // place in that window, and the tables wait 1.8 s, then spread over 100^2 / 1,000 - 2 s = 8 s.

@@ -33,6 +33,12 @@ class FakeSink : public QuerySink {
     open.insert(q.id);
     return true;
   }
+  // Size queries are taken only when `sizes` is set (a FabricPort that knows its SA).
+  bool send_size_query(const SubnetSizeQuery& q) override {
+    if (!sizes) return false;
+    sizes_sent.push_back(q);
+    return true;
+  }
   // The most recent query for a GID destination, if still open.
   std::optional<PathQuery> open_for(const Gid& dgid) const {
     for (auto it = sent.rbegin(); it != sent.rend(); ++it)
@@ -42,6 +48,8 @@ class FakeSink : public QuerySink {
   std::vector<PathQuery> sent;
   bool tables = false;
   std::vector<TableQuery> tables_sent;
+  bool sizes = false;
+  std::vector<SubnetSizeQuery> sizes_sent;
   std::set<QueryId> open;
   std::set<QueryId> cancelled;
 };

@@ -1,7 +1,8 @@
 // SaClient's PathRecord GetTable against a fake transport: the two requests (PathRecord by SGID,
 // switches' NodeRecords), records checked and cut to one per DGID without switch port 0, the
 // answers joined in either order, the fall-back to GETs (refused, silent, unreadable, too long,
-// no RMPP) reported once per SM, and the table counters.
+// no RMPP) reported once per SM, and the table counters; the SwitchInfoRecord GetTable that sizes
+// the subnet.
 #include <gtest/gtest.h>
 
 #include <asio/io_context.hpp>
@@ -11,6 +12,7 @@
 #include "mad/node_record.h"
 #include "mad/path_record.h"
 #include "mad/sa_table.h"
+#include "mad/switch_info_record.h"
 
 namespace ibat::fabric {
 namespace {
@@ -240,6 +242,75 @@ TEST_F(SaClientTableTest, AnSaThatAnswersGetsButNotTablesTurnsThemOff) {
   EXPECT_EQ(tables[0].reason, "the SA did not answer the PathRecord GetTable (2 attempts)");
   EXPECT_FALSE(sa.tables_usable());
   EXPECT_EQ(offs.size(), 1U);
+}
+
+TEST_F(SaClientTableTest, ATableLostWhileOnlyItsNodeRecordTableWasAnsweredLeavesTablesOn) {
+  // A subnet's tables at once: the SA answers the short one and is still computing the long one.
+  ASSERT_TRUE(start());
+  requester.on_receive(switches_answer({switch_record(3, 0x30)}));
+  loop.run();
+  ASSERT_EQ(tables.size(), 1U);
+  EXPECT_EQ(tables[0].error, core::Error::timeout);
+  EXPECT_EQ(tables[0].reason,
+            "the SA did not answer the PathRecord GetTable (2 attempts), only the NodeRecord GetTable beside it: busy");
+  EXPECT_TRUE(sa.tables_usable());
+  EXPECT_TRUE(offs.empty());
+}
+
+std::vector<std::uint8_t> switch_info(std::uint16_t lid, std::uint16_t top) {
+  mad::SwitchInfoRecord r;
+  r.lid = core::Lid{lid};
+  r.linear_fdb_cap = 0xC000;
+  r.linear_fdb_top = top;
+  const auto b = mad::encode_switch_info_record(r);
+  std::vector<std::uint8_t> out(b.begin(), b.end());
+  out.resize(24);  // the rest of SwitchInfo and padding, as OpenSM's AttributeOffset says
+  return out;
+}
+
+TEST_F(SaClientTableTest, TheSubnetSizeIsTheSwitchesHighestLinearFdbTop) {
+  std::vector<core::SubnetSizeResult> sizes;
+  ASSERT_TRUE(sa.query_subnet_size([&](const core::SubnetSizeResult& r) { sizes.push_back(r); }));
+  ASSERT_EQ(sender.sent.size(), 1U);
+  const OutgoingMad& out = sender.sent.back();
+  EXPECT_EQ(out.dlid, kSmLid);
+  auto q = mad::decode_sa_mad(out.bytes);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->header.method, mad::method::kGetTable);
+  EXPECT_EQ(q->header.attr_id, mad::attr::kSwitchInfoRecord);
+  EXPECT_EQ(q->sa.component_mask, 0U) << "every switch";
+  // A switch not yet swept lists a lower top: the highest one counts.
+  requester.on_receive(table_answer(out, mad::attr::kSwitchInfoRecord,
+                                    {switch_info(1, 4000), switch_info(2, 4123), switch_info(3, 17)}, 24, kSmLid));
+  ASSERT_EQ(sizes.size(), 1U);
+  EXPECT_EQ(sizes[0].error, core::Error::ok);
+  EXPECT_EQ(sizes[0].lids, 4123U);
+  EXPECT_EQ(sa.table_counters().sent, 1U);
+  EXPECT_EQ(sa.table_counters().records, 3U);
+}
+
+TEST_F(SaClientTableTest, ASubnetSizeRefusedSilentOrUnreadableSaysWhyAndTurnsNothingOff) {
+  std::vector<core::SubnetSizeResult> sizes;
+  auto ask = [&] { return sa.query_subnet_size([&](const core::SubnetSizeResult& r) { sizes.push_back(r); }); };
+  ASSERT_TRUE(ask());
+  requester.on_receive(table_answer(sender.sent.back(), mad::attr::kSwitchInfoRecord, {}, 24, kSmLid, 0x000C));
+  ASSERT_TRUE(ask());
+  requester.on_receive(table_answer(sender.sent.back(), mad::attr::kSwitchInfoRecord, {}, 24, kSmLid));
+  ASSERT_TRUE(ask());
+  requester.on_receive(table_answer(sender.sent.back(), mad::attr::kSwitchInfoRecord, {{1, 2, 3, 4, 5, 6, 7, 8}}, 8, kSmLid));
+  ASSERT_TRUE(ask());
+  loop.run();
+  ASSERT_EQ(sizes.size(), 4U);
+  EXPECT_EQ(sizes[0].error, core::Error::invalid);
+  EXPECT_EQ(sizes[0].reason, "the SA refused the SwitchInfoRecord GetTable: MAD status 0x000c (invalid)");
+  EXPECT_EQ(sizes[1].error, core::Error::no_record);
+  EXPECT_EQ(sizes[1].reason, "no switch lists a LinearFDBTop");
+  EXPECT_EQ(sizes[2].error, core::Error::invalid) << "8-byte records cannot hold LinearFDBTop";
+  EXPECT_FALSE(sizes[2].reason.empty());
+  EXPECT_EQ(sizes[3].error, core::Error::timeout);
+  EXPECT_EQ(sizes[3].reason, "the SA did not answer the SwitchInfoRecord GetTable (2 attempts)");
+  EXPECT_TRUE(sa.tables_usable());
+  EXPECT_TRUE(offs.empty());
 }
 
 TEST_F(SaClientTableTest, ACancelledTableSendsNoMoreAndNeverAnswers) {

@@ -15,6 +15,7 @@
 #include "golden_file.h"
 #include "mad/mcmember_record.h"
 #include "mad/node_record.h"
+#include "mad/switch_info_record.h"
 #include "mad/notice.h"
 #include "mad/path_record.h"
 #include "mad/port_info.h"
@@ -130,6 +131,17 @@ void check_node_record(std::span<const std::uint8_t> record) {
   EXPECT_EQ(n->local_port_num, ib.get(IB_SA_NR_LOCAL_PORT_F));
   EXPECT_EQ(n->vendor_id, ib.get(IB_SA_NR_VENDORID_F));
   EXPECT_EQ(n->description, ib.array<64>(IB_SA_NR_NODEDESC_F));
+}
+
+// libibmad has no SwitchInfoRecord fields: its SwitchInfo ones read the record past the RID.
+void check_switch_info_record(std::span<const std::uint8_t> record) {
+  auto s = decode_switch_info_record(record);
+  ASSERT_TRUE(s.ok());
+  Ibmad ib(record.subspan(4));
+  EXPECT_EQ(s->linear_fdb_cap, ib.get(IB_SW_LINEAR_FDB_CAP_F));
+  EXPECT_EQ(s->random_fdb_cap, ib.get(IB_SW_RANDOM_FDB_CAP_F));
+  EXPECT_EQ(s->multicast_fdb_cap, ib.get(IB_SW_MCAST_FDB_CAP_F));
+  EXPECT_EQ(s->linear_fdb_top, ib.get(IB_SW_LINEAR_FDB_TOP_F));
 }
 
 void check_notice(std::span<const std::uint8_t> notice_bytes) {
@@ -297,6 +309,7 @@ TEST(LibibmadCrossCheck, RandomBuffers) {
     check_path_record(sa_data(buf));
     check_mcmember_record(sa_data(buf));
     check_node_record(sa_data(buf));
+    check_switch_info_record(sa_data(buf));
     check_notice(sa_data(buf));
     buf[1] = (round % 2 == 0) ? mgmt_class::kSubnDirectedRoute : mgmt_class::kSubnLidRouted;
     check_smp(buf);

@@ -1,7 +1,8 @@
 // The subnet prefetch (Policy::prefetch, the default) in the simulator: each daemon's GetTable,
 // served by the SA model at one record per end port and answered with the paths a GET gives,
-// fills its cache, so a boot costs N PathRecord GetTables (and N NodeRecord GetTables of the
-// switches, as ibatd sends them) instead of N(N-1) GETs, a job after the warm-up asks the SA
+// fills its cache, so a boot costs N PathRecord GetTables (and, as ibatd sends them, N NodeRecord
+// GetTables of the switches beside them and N SwitchInfoRecord ones that size the subnet before
+// them) instead of N(N-1) GETs, a job after the warm-up asks the SA
 // nothing, and an SM restart with new LIDs is revalidated by GetTables; a GetTable slower than the
 // MAD timer is resent like a GET; with prefetch off nothing of this happens.
 #include <gtest/gtest.h>
@@ -26,14 +27,14 @@ TEST(Prefetch, BootSendsOneTablePerDaemonAndNoGet) {
   const RunResult res = Simulator(s).run();
   EXPECT_EQ(res.sa_dropped, 0u);
   EXPECT_EQ(res.sa_tables, n);
-  EXPECT_EQ(res.sa_switch_tables, n);
+  EXPECT_EQ(res.sa_switch_tables, 2 * n);  // the NodeRecord and the SwitchInfoRecord GetTable
   EXPECT_EQ(res.sa_queries, res.monitor_remote_mads);  // no PathRecord GET
   EXPECT_EQ(res.resolver_sa_queries, 0u);
   EXPECT_EQ(res.tables_answered, n);
   EXPECT_EQ(res.tables_failed, 0u);
   // One record per end port, the requester's own included; the monitor's MADs are GETs.
   EXPECT_EQ(res.sa_records, n * n + res.monitor_remote_mads);
-  const double busy_ns = static_cast<double>(n) * static_cast<double>(s.sa.work_ns(n) + s.sa.query_ns) +
+  const double busy_ns = static_cast<double>(n) * static_cast<double>(s.sa.work_ns(n) + 2 * s.sa.query_ns) +
                          static_cast<double>(res.monitor_remote_mads) * static_cast<double>(s.sa.work_ns(1));
   EXPECT_NEAR(res.sa_busy_s, busy_ns / 1e9, 1e-9);
 }
@@ -109,25 +110,31 @@ TEST(Prefetch, ATableSlowerThanTheMadTimerIsResentAndEachResendCostsTheSa) {
 }
 
 // An SA that takes 4 s for the boot's 100 tables of 100 paths (400 us a path): arriving within the
-// start's second they queue past the tables' 3-5 s first MAD timer and are resent; daemons that know
-// the subnet's size spread them over n^2 / rate - 2 s (rate 2,000 paths/s: 3 s), and the SA's
-// queue stays inside the timer.
-TEST(Prefetch, DaemonsThatKnowTheSubnetSpreadTheirTablesAndNoneIsResent) {
+// start's second they queue past the tables' 3-5 s first MAD timer and are resent; daemons spread
+// them over n^2 / rate - 2 s (rate 2,000 paths/s: 3 s) and the SA's queue stays inside the timer,
+// whether they learn the subnet's size first (a cold start: the switches' SwitchInfoRecords) or
+// know it (expected_subnet_ports).
+TEST(Prefetch, DaemonsSpreadTheirTablesOverTheSubnetsSizeAndNoneIsResent) {
   const std::uint32_t n = 100;
   Scenario s = boot(n);
   s.sa.record_ns = 400'000;
-  s.policy.table_spread_paths_per_s = 2000;
+  s.policy.table_spread_paths_per_s = 0;
   const RunResult burst = Simulator(s).run();
   EXPECT_GT(burst.sa_tables, n);
   EXPECT_GT(burst.sa_max_wait_ms, 3000.0);
-  s.known_subnet = true;
-  const RunResult spread = Simulator(s).run();
-  EXPECT_EQ(spread.sa_tables, n);
-  EXPECT_EQ(spread.tables_answered, n);
-  EXPECT_LT(spread.sa_max_wait_ms, 2500.0);
-  EXPECT_EQ(spread.failures, 0u);
-  EXPECT_EQ(spread.paths_held, std::uint64_t{n} * n);
-  EXPECT_LE(spread.completion_s, 1.0 + 3.0 + 4.1);  // start spread + table spread + the SA's work
+  s.policy.table_spread_paths_per_s = 2000;
+  for (const bool known : {false, true}) {
+    SCOPED_TRACE(known ? "known" : "cold");
+    s.known_subnet = known;
+    const RunResult spread = Simulator(s).run();
+    EXPECT_EQ(spread.sa_tables, n);
+    EXPECT_EQ(spread.sa_switch_tables, known ? n : 2 * n);
+    EXPECT_EQ(spread.tables_answered, n);
+    EXPECT_LT(spread.sa_max_wait_ms, 2500.0);
+    EXPECT_EQ(spread.failures, 0u);
+    EXPECT_EQ(spread.paths_held, std::uint64_t{n} * n);
+    EXPECT_LE(spread.completion_s, 1.0 + 3.0 + 4.1);  // start spread + table spread + the SA's work
+  }
 }
 
 TEST(Prefetch, OffSendsNoTableAndGivesTheGetFigures) {

@@ -1,0 +1,16 @@
+// libFuzzer target: decode_switch_info_record on arbitrary bytes must return a value or an error without
+// reading out of bounds, and whatever decodes must come back unchanged through encode + decode.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "mad/switch_info_record.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::uint8_t> bytes(data, size);
+  auto record = ibat::mad::decode_switch_info_record(bytes);
+  if (!record) return 0;
+  auto again = ibat::mad::decode_switch_info_record(ibat::mad::encode_switch_info_record(*record));
+  if (!again || !(*again == *record)) __builtin_trap();
+  return 0;
+}
