@@ -4,7 +4,10 @@
 # a 480-host fat tree (504 end ports). Per run: a fabric, one ibatd on h0003, `sm restart
 # --new-lids`. Figures from the logs' own clocks (same host): port known -> the GetTable's paths
 # cached (ibatd's "local port" and "subnet paths" lines), OpenSM's SUBNET UP after the restart ->
-# the next "subnet paths" line, and the daemon's PathRecord GETs and GetTables.
+# the next "subnet paths" line, and the daemon's PathRecord GETs and GetTables; and, for 40 paths
+# in use (resolved through the CLI just before the restart), OpenSM's SUBNET UP -> the moment the
+# last of them carries its new DLID in the cache (polled with `ibat paths --json` every ~0.1 s, on this host's
+# clock as the logs are).
 # Prints one JSON object. RUNS (default 3); BIN_DIR (default build/bin) holds ibatd and ibat.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,13 +41,33 @@ for run in $(seq 1 "$RUNS"); do
   "$L" run --name "$name" --node h0003 -- "$BIN_DIR/ibatd" --config "$tmp/d.toml" --socket "$tmp/d.sock" \
     --cache-file "$tmp/d.cache" 2>"$tmp/d.err" >/dev/null &
   wait_for 'j["sa_tables_answered"] >= 1'
+  # 40 paths in use: every 12th host, resolved once now (a request used them within the minute)
+  "$L" hosts --name "$name" --json | python3 -c 'import json,sys; print("\n".join(h["gid"] for i, h in enumerate(json.load(sys.stdin)) if i % 12 == 5))' >"$tmp/in-use-$run.txt"
+  while read -r dgid; do "$BIN_DIR/ibat" --socket "$tmp/d.sock" resolve --dgid "$dgid" --json; done <"$tmp/in-use-$run.txt" >"$tmp/in-use-old-$run.jsonl"
   start_stats=$(stats)
+  python3 - "$BIN_DIR/ibat" "$tmp/d.sock" "$tmp/in-use-old-$run.jsonl" "$tmp/in-use-new-$run.txt" <<'PY' &
+import datetime, json, subprocess, sys, time
+ibat, sock, old_file, out = sys.argv[1:5]
+old = {j["dgid"]: j["dlid"] for j in map(json.loads, open(old_file))}
+deadline = time.time() + 60
+while time.time() < deadline:
+    paths = json.loads(subprocess.run([ibat, "--socket", sock, "paths", "--json"], capture_output=True, text=True).stdout or "[]")
+    # carrying its new DLID, whatever its state (an SM change seen after the GET's answer marks it
+    # stale until the table refreshes it; it is served with that DLID meanwhile)
+    new = sum(1 for p in paths if p["dgid"] in old and p["dlid"] not in (0, old[p["dgid"]]))
+    if new == len(old):
+        open(out, "w").write(datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f") + "\n")
+        break
+    time.sleep(0.05)
+PY
+  watcher=$!
   "$L" sm restart --name "$name" --new-lids >/dev/null
   deadline=$((SECONDS + 60))  # until the log has a table answer after the SM change
   until sed -n '/SM changed/,$p' "$tmp/d.err" | grep -q "subnet paths: "; do
     ((SECONDS < deadline)) || { echo "prefetch-lab: no GetTable after the SM change" >&2; exit 1; }
     sleep 0.1
   done
+  wait "$watcher" || true
   end_stats=$(stats)
   cp "$tmp/d.err" "$tmp/ibatd-$run.log"
   cp "/tmp/ibat-lab/$name/opensm-primary.log" "$tmp/opensm-$run.log" 2>/dev/null ||
@@ -69,6 +92,12 @@ def opensm_up_times(path, year):
             t = datetime.datetime.strptime(f"{year} {m.group(1)}", "%Y %b %d %H:%M:%S")
             out.append(t + datetime.timedelta(microseconds=int(m.group(2))))
     return out
+def in_use_ms(r, up):  # None: the 40 paths in use were not all new within 60 s
+    try:
+        t = datetime.datetime.strptime(open(f"{tmp}/in-use-new-{r}.txt").read().strip(), "%Y-%m-%d %H:%M:%S.%f")
+    except FileNotFoundError:
+        return None
+    return round((t - up).total_seconds() * 1e3, 1)
 result = {"runs": runs, "topology": "fattree 4 spines x 20 leaves x 24 hosts (504 end ports)", "per_run": []}
 for r in range(1, runs + 1):
     lines = open(f"{tmp}/ibatd-{r}.log").read().splitlines()
@@ -81,6 +110,7 @@ for r in range(1, runs + 1):
         "start_port_to_paths_ms": round((tables[0] - port).total_seconds() * 1e3, 1),
         "start_entries": start["entries"], "start_path_gets": start["sa_queries"], "start_tables": start["sa_tables"],
         "restart_subnet_up_to_paths_ms": round((after[0] - up).total_seconds() * 1e3, 1) if after else None,
+        "restart_subnet_up_to_in_use_new_ms": in_use_ms(r, up),
         "restart_path_gets": end["sa_queries"] - start["sa_queries"],
         "restart_tables_sent": end["sa_tables"] - start["sa_tables"],
         "restart_tables_answered": end["sa_tables_answered"] - start["sa_tables_answered"],

@@ -8,6 +8,7 @@
 # Usage: scripts/prefetch-report.sh [OUT_DIR]   (default docs/scale)   SIZES="1000 4000"
 #   SKIP_RUNS=1: only print the table from OUT_DIR/prefetch.jsonl
 #   ONLY="sm-restart": run only the runs whose label matches (grep -E), replacing their rows
+#   PREFETCHES="subnet": only those --prefetch values (default "subnet off")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-docs/scale}
@@ -39,7 +40,7 @@ if [ -z "${SKIP_RUNS:-}" ]; then
   [ -n "${ONLY:-}" ] || : >"$OUT/prefetch.jsonl"
   touch "$OUT/prefetch.jsonl"
   for n in $SIZES; do
-    for p in subnet off; do
+    for p in ${PREFETCHES:-subnet off}; do
       run "job-start cold" "$p" --workload job-start --nodes "$n" --ranks 16 --warm-s 0
       run "job-start warm" "$p" --workload job-start --nodes "$n" --ranks 16 --warm-s 600
       [ "$p" = subnet ] && run "job-start warm, warm cache" "$p" --workload job-start --nodes "$n" --ranks 16 --warm-s 600 --known-subnet
@@ -61,7 +62,7 @@ rows = sorted((json.loads(l) for l in open(sys.argv[1])),
               key=lambda j: (j["nodes"], j["prefetch"] != "subnet", order.index(j["run"])))
 def num(x, f="{:,.0f}"):
     return "—" if x is None else f.format(x)
-print("| N | run | prefetch | PathRecord GETs | GetTables (PathRecord / NodeRecord) | monitor MADs | overload drops | failures | old DLID served | completion s | / floor | p99 ms | in use new s | all new s | SA busy | tables failed | wall s | peak RSS MB |")
+print("| N | run | prefetch | PathRecord GETs | GetTables (PathRecord / NodeRecord + SwitchInfoRecord) | monitor MADs | overload drops | failures | old DLID served | completion s | / floor | p99 ms | in use new s | all new s | SA busy | tables failed | wall s | peak RSS MB |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for j in rows:
     n = j["nodes"]

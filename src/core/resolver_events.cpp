@@ -24,9 +24,25 @@ void Resolver::Impl::schedule_revalidation_all() {
   in_use_first = lids_moved_at.has_value();
 }
 
+// Queries waiting out their backoff failed against the SM that is gone (or the SA in its first
+// sweep): they go again now, from a fresh count, as an entry's retry_after is cleared. Those of a
+// path in use after a LID move would otherwise wait up to retry_max past the new SM's SUBNET UP
+// (and the pacer's window, cut by the same losses, restarts: SaPacer::restart).
+void Resolver::Impl::retry_now() {
+  const TimePoint t = now();
+  for (auto& [id, job] : jobs) {
+    if (!job.retry_wait) continue;
+    job.attempts = 0;
+    job.retry_at = t;
+    retries.emplace(t, id);
+  }
+}
+
 void Resolver::on_sm_changed() {
   Impl& m = *impl_;
   ++m.stats.sm_changes;
+  if (m.policy.sa_adaptive) m.pacer.restart(m.now());
+  m.retry_now();
   m.schedule_revalidation_all();
   m.want_table();
   m.settle();

@@ -136,6 +136,7 @@ struct Resolver::Impl {
   void handle_failure(JobId id, Error error);
   void give_up(JobId id, Error error);
   void release_retries(TimePoint now);
+  void retry_now();  // an SM change: the queries waiting out a backoff go at the next tick
   void release_revalidations(TimePoint now);
   void set_aside_in_use(TimePoint now);  // LIDs moved: the paths in use out of the schedule
   void release_in_use(TimePoint now);    // ... and by GET at their time, ahead of the table

@@ -55,6 +55,14 @@ void SaPacer::on_answer(TimePoint sent, TimePoint now) {
 
 // The queries in flight when the SA is swamped are lost together: one halving for all of them,
 // as in TCP NewReno a query sent before the last halving does not halve again.
+void SaPacer::restart(TimePoint now) {
+  window_ = std::max(window_, kInitialWindow);
+  clamp();
+  next_send_ = std::min(next_send_, now);
+  last_cut_ = now;
+  start_round(now);
+}
+
 void SaPacer::on_loss(TimePoint sent, TimePoint now) {
   if (!have_rtt_) srtt_ = std::max(srtt_, now - sent);
   if (sent < last_cut_) return;

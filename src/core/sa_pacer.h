@@ -59,6 +59,11 @@ class SaPacer {
   // answer, its lifetime stands in for the round trip, so the pace starts from it.
   void on_loss(TimePoint sent, TimePoint now);
 
+  // A new SM: the losses of the old one's absence (or of the new one's first sweep) say nothing of
+  // the new SA's queue. A window cut below kInitialWindow starts there again, the next query may go
+  // now, and losses of queries sent before do not cut it; srtt and the smallest round trip stay.
+  void restart(TimePoint now);
+
   double window() const { return window_; }
   Duration srtt() const { return srtt_; }
   Duration min_rtt() const { return min_rtt_; }

@@ -76,6 +76,29 @@ TEST_F(ResolverEventsTest, SmChangeDuringSaOutageKeepsServingTheLastGoodPath) {
   EXPECT_EQ(resolver->stats().failures, 0u);
 }
 
+// A query that timed out while the old SM was gone waits out its backoff; the new SM ends the wait:
+// it goes again at the next tick, with a fresh retry count.
+TEST_F(ResolverEventsTest, AnSmChangeSendsTheQueriesWaitingOutABackoffAtOnce) {
+  RequestId id = resolve_gid(remote_gid(7), with_timeout(60s));
+  ASSERT_EQ(sink.sent.size(), 1u);
+  fail(sink.sent[0], Error::timeout);
+  advance(10ms);
+  ASSERT_EQ(sink.sent.size(), 1u) << "in its backoff";
+  resolver->on_sm_changed();
+  advance(1ms);
+  ASSERT_EQ(sink.sent.size(), 2u) << "sent again at the next tick";
+  EXPECT_EQ(sink.sent[1].dgid, remote_gid(7));
+  for (std::uint32_t i = 0; i < policy.retry_count; ++i) {  // the count starts again
+    fail(sink.sent.back(), Error::timeout);
+    run_for(policy.retry_max + 1s, 100ms);
+  }
+  ASSERT_EQ(sink.sent.size(), 2u + policy.retry_count);
+  EXPECT_EQ(rec.times(id), 0) << "still waiting: the new SM's retries are its own";
+  answer(sink.sent.back(), good_path(remote_gid(7), 107));
+  ASSERT_EQ(rec.times(id), 1);
+  EXPECT_EQ(rec.last[id].path.dlid, Lid{107});
+}
+
 TEST_F(ResolverEventsTest, LocalLidChangeRevalidatesAndServesTheNewPath) {
   populate(2);
   resolver->on_local_port({port_gid(), Lid{9}, Lid{100}, true});

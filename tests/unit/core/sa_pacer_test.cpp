@@ -125,6 +125,35 @@ TEST(SaPacer, ALossBeforeAnyAnswerPacesByTheLostQuerysLifetime) {
   EXPECT_GE(p.next_send() - now, SaPacer::kMaxGap / 2);  // min(3 s / window, kMaxGap), jittered
 }
 
+TEST(SaPacer, ANewSmRestartsAWindowTheOutageCutAndLateLossesDoNotCutItAgain) {
+  SaPacer p(64, 1);
+  TimePoint now = at(1s);
+  for (int i = 0; i < 4; ++i) answer(p, now, 10ms);
+  for (int i = 0; i < 6; ++i) {  // the SM gone: every query lost, one at a time
+    p.on_send(now);
+    const TimePoint sent = now;
+    now += 3s;
+    p.on_loss(sent, now);
+  }
+  ASSERT_LT(p.window(), 0.1);
+  const TimePoint in_flight = now;  // sent before the restart, lost after it
+  p.on_send(in_flight);
+  ASSERT_GT(p.next_send(), now + 100ms) << "paced";
+  now += 1ms;
+  p.restart(now);
+  EXPECT_EQ(p.window(), SaPacer::kInitialWindow);
+  EXPECT_LE(p.next_send(), now);
+  p.on_loss(in_flight, now + 1s);
+  EXPECT_EQ(p.window(), SaPacer::kInitialWindow) << "a loss of the old SM's time";
+  SaPacer wide(64, 1);
+  TimePoint t = at(1s);
+  for (int i = 0; i < 12; ++i) answer(wide, t, 10ms);
+  const double w = wide.window();
+  ASSERT_GT(w, SaPacer::kInitialWindow);
+  wide.restart(t);
+  EXPECT_EQ(wide.window(), w) << "a window the outage did not cut stays";
+}
+
 TEST(SaPacer, NeverBelowOneInFlightNorAboveTheCap) {
   SaPacer p(8, 1);
   TimePoint now = at(1s);
