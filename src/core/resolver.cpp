@@ -71,9 +71,11 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   }
   if (!m.in_use_aside.empty()) consider(m.awaiting_table() ? m.in_use_release_at() : m.now());
   if (m.table_ready()) consider(std::max(m.table_due(), m.now()));
-  bool queued = !m.urgent_queue.empty() || !m.background_queue.empty();
+  const bool only_late = m.urgent_queue.empty() && m.background_queue.empty();
+  const bool queued = !only_late || !m.late_queue.empty();
   if (queued && m.port_active && m.inflight.size() < m.send_cap()) {
-    const TimePoint paced = m.policy.sa_adaptive ? m.pacer.next_send() : TimePoint{};
+    TimePoint paced = m.policy.sa_adaptive ? m.pacer.next_send() : TimePoint{};
+    if (only_late && m.awaiting_table()) paced = std::max(paced, m.next_late_send);
     consider(std::max(m.bucket.next_available(m.now()), paced));
   }
   return next;
@@ -92,7 +94,7 @@ Stats Resolver::stats() const {
 Resolver::TableSizes Resolver::table_sizes() const {
   const Impl& m = *impl_;
   return {.pending = m.pending.size(), .deadlines = m.deadlines.size(), .jobs = m.jobs.size(),
-          .queued = m.urgent_queue.size() + m.background_queue.size(), .lid_failures = m.lid_failures.size()};
+          .queued = m.urgent_queue.size() + m.late_queue.size() + m.background_queue.size(), .lid_failures = m.lid_failures.size()};
 }
 
 const Policy& Resolver::policy() const { return impl_->policy; }
@@ -249,6 +251,7 @@ void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
     Job& job = jobs.at(job_id);
     if (job.waiters.size() >= policy.max_waiters_per_key) return refuse();
     ++stats.coalesced;
+    if (job.waits_for_table) shorten_table_wait(job_id, p);
     if (job.queued && !job.urgent) {  // promote a background job
       job.urgent = true;
       urgent_queue.emplace_back(job_id, job.queue_seq);
@@ -256,7 +259,7 @@ void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
     }
   } else {
     job_id = create_job(key);
-    enqueue(job_id, true);
+    if (!park_for_table(job_id, p)) enqueue(job_id, true);
   }
   ++stats.misses;
   if (p.stale_fallback) mark_renewal(jobs.at(job_id));

@@ -31,7 +31,7 @@ void Resolver::Impl::schedule_revalidation_all() {
 void Resolver::Impl::retry_now() {
   const TimePoint t = now();
   for (auto& [id, job] : jobs) {
-    if (!job.retry_wait) continue;
+    if (!job.retry_wait || job.waits_for_table) continue;  // those wait for the new SM's table
     job.attempts = 0;
     job.retry_at = t;
     retries.emplace(t, id);

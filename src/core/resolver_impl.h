@@ -61,6 +61,7 @@ struct Job {
   bool for_cache = false;       // revalidation or prefetch: wanted even without waiters
   bool retry_wait = false;      // waiting for its backoff to end
   bool renews_in_use = false;   // a path in use whose LIDs moved: the GetTable waits for it
+  bool waits_for_table = false;  // parked (retry_wait) until the awaited GetTable, at most to retry_at
   TimePoint retry_at{};
   TimePoint sent_at{};          // of the query in flight
 };
@@ -155,6 +156,13 @@ struct Resolver::Impl {
   void table_unsent(QueryId id);     // the sink sends no tables: GETs, as without prefetch
   void table_failed();               // the revalidation schedule goes on by GETs
   void resume_revalidations();       // no table comes: the GET revalidation schedule goes on now
+  // A new job whose waiters can wait for the awaited GetTable is parked until it answers, at
+  // most until kTableWaitReserve before the waiter's deadline; false: it goes by GET now.
+  bool park_for_table(JobId id, const Pending& p);
+  void enqueue_late(JobId id);  // its wait for the table is over: by GET, at late_gap() apart
+  Duration late_gap() const;
+  void shorten_table_wait(JobId id, const Pending& p);  // a waiter with an earlier deadline joined
+  void release_table_waits();        // the table answered or none comes: the parked jobs go by GET
   void apply_table(const std::vector<PathRecord>& paths);
   // A table that would be spread over a subnet of unknown size asks the size first, once.
   bool size_wanted() const { return policy.table_spread_paths_per_s > 0 && subnet_size == 0 && !size_settled; }
@@ -216,7 +224,9 @@ struct Resolver::Impl {
   std::set<Timed> deadlines;  // (deadline, RequestId) of every pending request, and nothing else
   MinHeap retries;    // (retry_at, JobId)
   std::deque<std::pair<JobId, std::uint64_t>> urgent_queue;      // jobs with waiters
+  std::deque<std::pair<JobId, std::uint64_t>> late_queue;        // past their wait for the table
   std::deque<std::pair<JobId, std::uint64_t>> background_queue;  // revalidation, prefetch
+  TimePoint next_late_send{};  // while the table is awaited, the late queue goes at late_gap()
   std::deque<PathKey> revalidation_schedule;  // most recently used first
   TimePoint next_revalidation{};
 
@@ -245,6 +255,13 @@ struct Resolver::Impl {
   // What a GET costs the SA in paths of a table, with the tables' margin: 6 x 4 us (the
   // default table_spread_paths_per_s) = 24 us against OpenSM's 17 us per query + 3.33 us a path.
   static constexpr double kGetCostPaths = 6.0;
+  // What a request parked for the GetTable keeps for its GET if the table is not in by then: the
+  // pacer's pace through a window of them, and a retry. A request allowed less waits for no table.
+  static constexpr Duration kTableWaitReserve = std::chrono::seconds(15);
+  // While the tables are spread, the GETs of the requests that could not wait for theirs take at
+  // most this share of the table rate beside them, the subnet's hosts together: the spread keeps
+  // OpenSM at 250,000 of its 300,000 paths a second, and this leaves room for its other work.
+  static constexpr double kLateShare = 0.1;
   // A table waits at most this long for its own GETs renewing the paths in use to be answered.
   static constexpr Duration kHeldFirst = std::chrono::seconds(2);
   TableQuery table_sent;      // the question of the one in flight

@@ -57,10 +57,22 @@ void Resolver::Impl::enqueue(JobId id, bool urgent) {
   job.queued = true;
   job.urgent = urgent;
   job.retry_wait = false;
+  job.waits_for_table = false;
   ++job.queue_seq;
   auto& queue = urgent ? urgent_queue : background_queue;
   queue.emplace_back(id, job.queue_seq);
   compact_queue(queue);
+}
+
+void Resolver::Impl::enqueue_late(JobId id) {
+  Job& job = jobs.at(id);
+  job.queued = true;
+  job.urgent = false;  // a waiter that cannot wait promotes it to the urgent queue
+  job.retry_wait = false;
+  job.waits_for_table = false;
+  ++job.queue_seq;
+  late_queue.emplace_back(id, job.queue_seq);
+  compact_queue(late_queue);
 }
 
 void Resolver::Impl::enqueue_for_cache(const JobKey& key) {
@@ -104,11 +116,14 @@ void Resolver::Impl::pump() {
   };
   const std::uint32_t cap = send_cap();
   while (inflight.size() < cap) {
-    auto* queue = front_is_live(urgent_queue)       ? &urgent_queue
-                  : front_is_live(background_queue) ? &background_queue
-                                                    : nullptr;
+    const bool late_may_go = !awaiting_table() || now() >= next_late_send;
+    auto* queue = front_is_live(urgent_queue)                    ? &urgent_queue
+                  : late_may_go && front_is_live(late_queue)     ? &late_queue
+                  : front_is_live(background_queue)              ? &background_queue
+                                                                 : nullptr;
     if (!queue || (policy.sa_adaptive && now() < pacer.next_send())) return;
     if (!bucket.try_take(now())) return;
+    if (queue == &late_queue) next_late_send = now() + late_gap();
     JobId id = queue->front().first;
     queue->pop_front();
     send_query(id);
@@ -256,6 +271,10 @@ void Resolver::Impl::release_retries(TimePoint t) {
     retries.pop();
     auto it = jobs.find(id);
     if (it == jobs.end() || !it->second.retry_wait || it->second.retry_at != at) continue;
+    if (it->second.waits_for_table) {
+      enqueue_late(id);
+      continue;
+    }
     enqueue(id, !it->second.waiters.empty());
   }
 }

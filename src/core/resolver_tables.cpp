@@ -12,6 +12,8 @@
 // A port that knows nothing of its size (a first start with no cache file) asks it first, by a
 // query that computes no path (SubnetSizeQuery), so that a fabric's cold power-on spreads its
 // tables as a warm one does; without an answer its table goes at once.
+#include <algorithm>
+
 #include "core/backoff.h"
 #include "core/resolver_impl.h"
 
@@ -100,7 +102,59 @@ void Resolver::on_subnet_size(QueryId id, const SubnetSizeResult& result) {
   m.settle();
 }
 
-void Resolver::Impl::resume_revalidations() { next_revalidation = std::max(next_revalidation, now()); }
+void Resolver::Impl::resume_revalidations() {
+  next_revalidation = std::max(next_revalidation, now());
+  release_table_waits();
+}
+
+// A whole subnet's daemons starting with a job want their tables at once; spread, most come later
+// than the job's first connects. Sent as GETs at once, those connects would ask the SA again and
+// again while the tables keep it busy (window after window, each daemon until its table comes);
+// parked, a daemon's window asks by GET at most once per request deadline, and not at all when the
+// table comes first. Only what the table will name waits: a path by GID on the default P_Key from
+// our port's GID, with no stale path to fall back on, for a request allowed more than the reserve.
+bool Resolver::Impl::park_for_table(JobId id, const Pending& p) {
+  if (!awaiting_table() || !port || p.stale_fallback || p.request.force_sa) return false;
+  Job& job = jobs.at(id);
+  if (job.key.by_lid || job.key.sgid != port->gid || job.key.pkey != policy.default_pkey) return false;
+  const TimePoint until = p.deadline - kTableWaitReserve;
+  if (until <= now()) return false;
+  job.waits_for_table = true;
+  job.retry_wait = true;
+  job.retry_at = until;
+  retries.emplace(until, id);
+  return true;
+}
+
+// The hosts whose tables are still to come may each have requests past their wait: together they
+// send at most kLateShare of the tables' rate, in GETs of kGetCostPaths paths each. The hosts
+// still waiting are the part of the spread yet to run (at least a tenth: a table asked again
+// after it): 2.4 s apart at its start at 10,000 end ports, 0.24 s at 1,000. Without a spread (a
+// small or unsized subnet) they go as any GET.
+Duration Resolver::Impl::late_gap() const {
+  const Duration spread = table_spread();
+  if (spread == Duration::zero()) return Duration::zero();
+  const TimePoint spread_end = table_wanted_at + in_use_hold() + spread;
+  const double to_come = std::chrono::duration<double>(spread_end - now()) / std::chrono::duration<double>(spread);
+  const double waiting = std::clamp(to_come, 0.1, 1.0) * static_cast<double>(subnet_size);
+  const double gets_per_s = policy.table_spread_paths_per_s * kLateShare / kGetCostPaths;
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(waiting / gets_per_s));
+}
+
+void Resolver::Impl::shorten_table_wait(JobId id, const Pending& p) {
+  Job& job = jobs.at(id);
+  const TimePoint until = p.deadline - kTableWaitReserve;
+  if (until >= job.retry_at) return;
+  if (until <= now()) return enqueue(id, true);
+  job.retry_at = until;
+  retries.emplace(until, id);
+}
+
+void Resolver::Impl::release_table_waits() {
+  for (auto& [id, job] : jobs) {
+    if (job.waits_for_table) enqueue(id, !job.waiters.empty());
+  }
+}
 
 void Resolver::Impl::drop_table() {
   if (table_query != 0) outbox.emplace_back(CancelCall{table_query});
@@ -127,6 +181,7 @@ void Resolver::on_table_result(QueryId id, const TableResult& result) {
   if (result.error == Error::ok) {
     ++m.stats.sa_tables_answered;
     m.apply_table(result.paths);
+    m.release_table_waits();  // what the table did not name
   } else {
     // A lost table is the SA's overload signal as much as a lost GET; its round trip, long by
     // nature, is no sample of the SA's queue.

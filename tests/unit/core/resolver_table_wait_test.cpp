@@ -1,0 +1,152 @@
+// Requests that wait for the awaited GetTable (Resolver::Impl::park_for_table): a miss whose
+// deadline leaves more than the reserve waits for the table rather than asking its own GET, and
+// goes by GET once its deadline is near, the table has answered without it, or no table comes.
+#include "resolver_fixture.h"
+
+namespace ibat::core::testing {
+namespace {
+
+class ResolverTableWaitTest : public ResolverFilledTest {
+ protected:
+  ResolverTableWaitTest() {
+    sink.tables = true;
+    reset();  // the first port report: the port's table is in flight from here on
+  }
+  RequestId resolve_within(const Gid& dgid, Duration timeout) {
+    ResolveRequest r;
+    r.timeout = timeout;
+    return resolve_gid(dgid, r);
+  }
+  const TableQuery& table() const { return sink.tables_sent.back(); }
+  void answer_table(std::vector<PathRecord> paths) {
+    resolver->on_table_result(table().id, TableResult{Error::ok, std::move(paths), ""});
+  }
+  std::size_t gets_for(const Gid& dgid) const {
+    std::size_t n = 0;
+    for (const PathQuery& q : sink.sent) n += q.dgid == dgid ? 1 : 0;
+    return n;
+  }
+};
+
+TEST_F(ResolverTableWaitTest, ARequestThatCanWaitIsAnsweredByTheTableWithoutAGet) {
+  ASSERT_EQ(sink.tables_sent.size(), 1u);
+  RequestId id = resolve_within(remote_gid(1), 60s);
+  run_for(10s, 100ms);
+  EXPECT_TRUE(sink.sent.empty()) << "it waits for the table";
+  EXPECT_EQ(rec.times(id), 0);
+  answer_table({good_path(remote_gid(1), 101), good_path(remote_gid(2), 102)});
+  ASSERT_EQ(rec.times(id), 1);
+  EXPECT_EQ(rec.last[id].error, Error::ok);
+  EXPECT_EQ(rec.last[id].path.dlid, Lid{101});
+  run_for(60s, 1s);
+  EXPECT_TRUE(sink.sent.empty()) << "and no GET follows";
+}
+
+TEST_F(ResolverTableWaitTest, ARequestWithTheDefaultDeadlineAsksItsGetAtOnce) {
+  RequestId id = resolve_gid(remote_gid(1));  // Policy::request_timeout, 5 s: less than the reserve
+  EXPECT_EQ(gets_for(remote_gid(1)), 1u);
+  answer(sink.sent.back(), good_path(remote_gid(1), 101));
+  EXPECT_EQ(rec.last[id].error, Error::ok);
+}
+
+TEST_F(ResolverTableWaitTest, ATableThatDoesNotComeInTimeLeavesTheRequestItsGetBeforeTheDeadline) {
+  RequestId id = resolve_within(remote_gid(1), 60s);
+  const TimePoint start = clock.now();
+  while (sink.sent.empty() && clock.now() - start < 60s) advance(100ms);
+  ASSERT_EQ(gets_for(remote_gid(1)), 1u);
+  EXPECT_GE(clock.now() - start, 60s - 15s);
+  EXPECT_LE(clock.now() - start, 60s - 15s + 100ms);
+  answer(sink.sent.back(), good_path(remote_gid(1), 101));
+  ASSERT_EQ(rec.times(id), 1);
+  EXPECT_EQ(rec.last[id].error, Error::ok);
+}
+
+TEST_F(ResolverTableWaitTest, AnEarlierDeadlineJoiningBringsTheGetForward) {
+  resolve_within(remote_gid(1), 60s);
+  run_for(1s, 100ms);
+  RequestId soon = resolve_within(remote_gid(1), 20s);  // its GET is due 5 s from now
+  run_for(4900ms, 100ms);
+  EXPECT_TRUE(sink.sent.empty());
+  run_for(200ms, 100ms);
+  ASSERT_EQ(gets_for(remote_gid(1)), 1u);
+  answer(sink.sent.back(), good_path(remote_gid(1), 101));
+  EXPECT_EQ(rec.last[soon].error, Error::ok);
+  EXPECT_EQ(resolver->stats().coalesced, 1u);
+
+  RequestId now = resolve_within(remote_gid(2), 60s);
+  RequestId urgent = resolve_gid(remote_gid(2));  // 5 s: no time to wait, the GET goes at once
+  EXPECT_EQ(gets_for(remote_gid(2)), 1u);
+  answer(sink.sent.back(), good_path(remote_gid(2), 102));
+  EXPECT_EQ(rec.last[now].error, Error::ok);
+  EXPECT_EQ(rec.last[urgent].error, Error::ok);
+}
+
+TEST_F(ResolverTableWaitTest, WhatTheTableLacksGoesByGetAsSoonAsItIsIn) {
+  RequestId id = resolve_within(remote_gid(3), 60s);
+  answer_table({good_path(remote_gid(1), 101)});
+  EXPECT_EQ(gets_for(remote_gid(3)), 1u) << "at once, not at the reserve";
+  answer(sink.sent.back(), good_path(remote_gid(3), 103));
+  EXPECT_EQ(rec.last[id].error, Error::ok);
+}
+
+TEST_F(ResolverTableWaitTest, ARefusedTableSendsTheWaitingRequestsAtOnce) {
+  RequestId id = resolve_within(remote_gid(1), 60s);
+  resolver->on_table_result(table().id, TableResult{Error::invalid, {}, "MAD status 0x000c"});
+  EXPECT_EQ(gets_for(remote_gid(1)), 1u);
+  answer(sink.sent.back(), good_path(remote_gid(1), 101));
+  EXPECT_EQ(rec.last[id].error, Error::ok);
+}
+
+// A table lost to a silent SA is asked again after its backoff: the requests keep waiting for it
+// (at most to their reserve), and an SM change asks a new table without sending them early.
+TEST_F(ResolverTableWaitTest, ALostTableOrAnSmChangeKeepsThemWaitingForTheNextTable) {
+  RequestId id = resolve_within(remote_gid(1), 60s);
+  resolver->on_table_result(table().id, TableResult{Error::timeout, {}, "the SA never answered"});
+  resolver->on_sm_changed();
+  run_for(10s, 100ms);
+  EXPECT_TRUE(sink.sent.empty());
+  ASSERT_GE(sink.tables_sent.size(), 2u);
+  answer_table({good_path(remote_gid(1), 101)});
+  EXPECT_EQ(rec.last[id].error, Error::ok);
+  EXPECT_TRUE(sink.sent.empty());
+}
+
+// With the tables spread (3,000 end ports: 34 s), the GETs of requests past their wait go one per
+// (hosts whose table is still to come) / (250,000 x 0.1 / 6 GETs/s): 5 s into the spread that is
+// 3,000 x 29 / 34 / 4,167 = 0.61 s, and less as the spread runs.
+TEST_F(ResolverTableWaitTest, PastTheirWaitTheyGoAtTheShareOfTheHostsStillWaiting) {
+  policy.expected_subnet_ports = 3000;
+  sink.tables_sent.clear();
+  reset();
+  for (std::uint64_t i = 1; i <= 6; ++i) resolve_within(remote_gid(i), 20s);
+  const TimePoint start = clock.now();
+  std::vector<Duration> sent_at;
+  while (sink.sent.size() < 6 && clock.now() - start < 20s) {
+    advance(10ms);
+    while (sent_at.size() < sink.sent.size()) {
+      const PathQuery q = sink.sent[sent_at.size()];
+      sent_at.push_back(clock.now() - start);
+      answer(q, good_path(*q.dgid, 100));
+    }
+  }
+  ASSERT_EQ(sent_at.size(), 6u);
+  EXPECT_GE(sent_at[0], 5s);
+  EXPECT_LT(sent_at[0], 5s + 20ms);
+  for (std::size_t k = 1; k < sent_at.size(); ++k) {
+    EXPECT_GE(sent_at[k] - sent_at[k - 1], 540ms) << k;
+    EXPECT_LE(sent_at[k] - sent_at[k - 1], 630ms) << k;
+  }
+  EXPECT_LT(sent_at[5] - sent_at[4], sent_at[1] - sent_at[0]) << "fewer hosts wait as the spread runs";
+}
+
+TEST_F(ResolverTableWaitTest, WithoutPrefetchNothingWaits) {
+  policy.prefetch = Prefetch::off;
+  sink.tables_sent.clear();
+  reset();
+  resolve_within(remote_gid(1), 60s);
+  EXPECT_EQ(gets_for(remote_gid(1)), 1u);
+  EXPECT_TRUE(sink.tables_sent.empty());
+}
+
+}  // namespace
+}  // namespace ibat::core::testing
