@@ -252,7 +252,7 @@ void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
     if (job.waiters.size() >= policy.max_waiters_per_key) return refuse();
     ++stats.coalesced;
     if (job.waits_for_table) shorten_table_wait(job_id, p);
-    if (job.queued && !job.urgent) {  // promote a background job
+    if (job.queued && !job.urgent && !job.late) {  // promote a background job (a late one keeps its pace)
       job.urgent = true;
       urgent_queue.emplace_back(job_id, job.queue_seq);
       compact_queue(urgent_queue);

@@ -62,6 +62,7 @@ struct Job {
   bool retry_wait = false;      // waiting for its backoff to end
   bool renews_in_use = false;   // a path in use whose LIDs moved: the GetTable waits for it
   bool waits_for_table = false;  // parked (retry_wait) until the awaited GetTable, at most to retry_at
+  bool late = false;             // past that wait: while the table is awaited, its GETs (retries too) go at late_gap()
   TimePoint retry_at{};
   TimePoint sent_at{};          // of the query in flight
 };

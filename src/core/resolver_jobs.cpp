@@ -58,6 +58,7 @@ void Resolver::Impl::enqueue(JobId id, bool urgent) {
   job.urgent = urgent;
   job.retry_wait = false;
   job.waits_for_table = false;
+  job.late = false;
   ++job.queue_seq;
   auto& queue = urgent ? urgent_queue : background_queue;
   queue.emplace_back(id, job.queue_seq);
@@ -67,9 +68,10 @@ void Resolver::Impl::enqueue(JobId id, bool urgent) {
 void Resolver::Impl::enqueue_late(JobId id) {
   Job& job = jobs.at(id);
   job.queued = true;
-  job.urgent = false;  // a waiter that cannot wait promotes it to the urgent queue
+  job.urgent = false;
   job.retry_wait = false;
   job.waits_for_table = false;
+  job.late = true;
   ++job.queue_seq;
   late_queue.emplace_back(id, job.queue_seq);
   compact_queue(late_queue);
@@ -271,7 +273,7 @@ void Resolver::Impl::release_retries(TimePoint t) {
     retries.pop();
     auto it = jobs.find(id);
     if (it == jobs.end() || !it->second.retry_wait || it->second.retry_at != at) continue;
-    if (it->second.waits_for_table) {
+    if (it->second.waits_for_table || (it->second.late && awaiting_table())) {
       enqueue_late(id);
       continue;
     }

@@ -139,6 +139,32 @@ TEST_F(ResolverTableWaitTest, PastTheirWaitTheyGoAtTheShareOfTheHostsStillWaitin
   EXPECT_LT(sent_at[5] - sent_at[4], sent_at[1] - sent_at[0]) << "fewer hosts wait as the spread runs";
 }
 
+TEST_F(ResolverTableWaitTest, ALateGetKeepsItsPaceWhenAWaiterJoinsOrItIsLost) {
+  policy.expected_subnet_ports = 3000;
+  sink.tables_sent.clear();
+  reset();
+  resolve_within(remote_gid(1), 20s);
+  resolve_within(remote_gid(2), 20s);
+  while (sink.sent.empty()) advance(10ms);
+  const TimePoint first = clock.now();
+  resolve_within(remote_gid(2), 20s);  // joins the late job: no promotion past the pace
+  fail(sink.sent.back(), Error::timeout);  // its retry goes back to the late queue
+  std::vector<std::pair<Gid, Duration>> sent;
+  while (sent.size() < 2 && clock.now() - first < 10s) {
+    advance(10ms);
+    while (sink.sent.size() > 1 + sent.size()) {
+      const PathQuery q = sink.sent[1 + sent.size()];
+      sent.emplace_back(*q.dgid, clock.now() - first);
+      answer(q, good_path(*q.dgid, 100));
+    }
+  }
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].first, remote_gid(2));
+  EXPECT_GE(sent[0].second, 540ms);
+  EXPECT_EQ(sent[1].first, remote_gid(1)) << "the retry of the lost GET";
+  EXPECT_GE(sent[1].second - sent[0].second, 540ms);
+}
+
 TEST_F(ResolverTableWaitTest, WithoutPrefetchNothingWaits) {
   policy.prefetch = Prefetch::off;
   sink.tables_sent.clear();
