@@ -30,6 +30,7 @@ class MadAttempts {
       answer_ns_ = *at;
       queue.push(answer_ns_, answer_kind, node, id);
     }
+    sent_ns_ = now_ns;
     const double spread = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
     timer_ns_ = now_ns + policy.attempt_timeout(attempt_, spread).count();
     if (timer_ns_ < answer_ns_) {
@@ -38,6 +39,8 @@ class MadAttempts {
       timer_ns_ = kNever;
     }
   }
+  // When the running (or last) attempt was sent.
+  std::int64_t sent_ns() const { return sent_ns_; }
   // An answer event at `time_ns` is this request's answer (others are late duplicates).
   bool is_answer(std::int64_t time_ns) const { return time_ns == answer_ns_; }
   // A timer event at `time_ns` is the running attempt's timer (not one an answer overtook).
@@ -54,6 +57,7 @@ class MadAttempts {
  private:
   std::int64_t answer_ns_ = kNever;  // the first answer of any attempt so far
   std::int64_t timer_ns_ = kNever;   // the running attempt's timer, if it fires before the answer
+  std::int64_t sent_ns_ = 0;
   std::uint32_t attempt_ = 0;        // 0 = first send
 };
 

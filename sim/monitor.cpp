@@ -89,11 +89,13 @@ void Monitor::handle(const Event& e, std::int64_t now_ns) {
   bool answered = true;
   if (e.kind == EventKind::monitor_lost) {
     if (!mad->attempts.is_timer(e.time_ns)) return;
-    on_remote_timeout(n, now_ns);  // MadRequester reports every timed-out remote attempt
+    on_remote_timeout(n, now_ns, mad->attempts.sent_ns());  // MadRequester reports every timed-out remote attempt
     if (mad->attempts.next_attempt(policy_of(mad->purpose))) return attempt(n, e.arg, *mad, now_ns);
     answered = false;
   } else if (!mad->attempts.is_answer(e.time_ns)) {
     return;
+  } else {
+    on_remote_answer(n, now_ns);
   }
   const Purpose purpose = mad->purpose;
   s.mads.erase(e.arg);
@@ -160,8 +162,8 @@ void Monitor::finish(std::uint32_t n, std::int64_t now_ns) {
   schedule(n, now_ns);
 }
 
-void Monitor::on_remote_timeout(std::uint32_t n, std::int64_t now_ns) {
-  if (nodes_.empty()) return;
+void Monitor::on_remote_timeout(std::uint32_t n, std::int64_t now_ns, std::int64_t sent_ns) {
+  if (nodes_.empty() || nodes_[n].last_heard_ns >= sent_ns) return;  // a queue, not a lost SA
   nodes_[n].schedule.suspect_timeout();
   schedule(n, now_ns);
 }

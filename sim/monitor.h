@@ -51,8 +51,13 @@ class Monitor {
   // poll interval from now on.
   void start_daemon(std::uint32_t node, std::int64_t now_ns);
   void handle(const Event& e, std::int64_t now_ns);  // monitor_poll, monitor_reply, monitor_lost
-  // A remote MAD of `node` (a path query attempt) timed out: a full check once its back-off allows.
-  void on_remote_timeout(std::uint32_t node, std::int64_t now_ns);
+  // A remote MAD attempt of `node` sent at `sent_ns` (a path query's, a table's) timed out: a full
+  // check once its back-off allows, unless the SA answered the node since (fabric_port.cpp).
+  void on_remote_timeout(std::uint32_t node, std::int64_t now_ns, std::int64_t sent_ns);
+  // An answer from the SA reached `node` (MadRequester notes every response's source).
+  void on_remote_answer(std::uint32_t node, std::int64_t now_ns) {
+    if (!nodes_.empty()) nodes_[node].last_heard_ns = now_ns;
+  }
   // The node saw an SM change: re-subscribe, re-read the broadcast group, full check next poll.
   void on_sm_changed(std::uint32_t node, std::int64_t now_ns);
   // MCMemberRecord answers `node` received: with its GetTables, what the SaClient counts as the SA
@@ -80,6 +85,7 @@ class Monitor {
     bool kept = false;
     std::uint8_t subscriptions = 2;   // confirmed trap subscriptions
     std::uint64_t broadcast_answers = 0;
+    std::int64_t last_heard_ns = INT64_MIN;  // the SA's last answer to any MAD of the node
     std::uint64_t next_mad = 1;
     QueryTable<Mad> mads;
   };

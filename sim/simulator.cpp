@@ -383,6 +383,7 @@ void Simulator::attempt(std::uint32_t n, core::QueryId id, PendingQuery& pending
 void Simulator::on_query_answer(const Event& e) {
   const PendingQuery* pending = nodes_[e.node].queries.find(e.arg);
   if (pending == nullptr || !pending->mad.is_answer(e.time_ns)) return;  // cancelled, or a duplicate
+  monitor_.on_remote_answer(e.node, now_ns_);
   finish_query(e.node, e.arg, true);
 }
 
@@ -390,7 +391,7 @@ void Simulator::on_query_timer(const Event& e) {
   Node& node = nodes_[e.node];
   PendingQuery* pending = node.queries.find(e.arg);
   if (pending == nullptr || !pending->mad.is_timer(e.time_ns)) return;
-  if (node.resolver) monitor_.on_remote_timeout(e.node, now_ns_);  // may be the SM restarting
+  if (node.resolver) monitor_.on_remote_timeout(e.node, now_ns_, pending->mad.sent_ns());  // may be the SM restarting
   if (pending->mad.next_attempt(sa_retry_)) return attempt(e.node, e.arg, *pending);
   finish_query(e.node, e.arg, false);
 }

@@ -79,13 +79,14 @@ void Simulator::on_table_answer(const Event& e) {
   const auto live = live_table_part(e);
   if (!live || !live->mad->is_answer(e.time_ns)) return;
   ++nodes_[e.node].sa_answers;
+  monitor_.on_remote_answer(e.node, now_ns_);
   table_part_done(e.node, live->table, live->part, true);
 }
 
 void Simulator::on_table_timer(const Event& e) {
   const auto live = live_table_part(e);
   if (!live || !live->mad->is_timer(e.time_ns)) return;
-  monitor_.on_remote_timeout(e.node, now_ns_);  // MadRequester reports every timed-out remote attempt
+  monitor_.on_remote_timeout(e.node, now_ns_, live->mad->sent_ns());  // MadRequester reports every timed-out remote attempt
   if (live->mad->next_attempt(table_retry_)) return table_attempt(e.node, live->table, *live->pending, live->part);
   table_part_done(e.node, live->table, live->part, false);
 }
@@ -142,13 +143,14 @@ void Simulator::on_size_answer(const Event& e) {
   Node& node = nodes_[e.node];
   if (!node.size || node.size->seq != e.arg || !node.size->mad.is_answer(e.time_ns)) return;
   ++node.sa_answers;
+  monitor_.on_remote_answer(e.node, now_ns_);
   size_done(e.node, true);
 }
 
 void Simulator::on_size_timer(const Event& e) {
   Node& node = nodes_[e.node];
   if (!node.size || node.size->seq != e.arg || !node.size->mad.is_timer(e.time_ns)) return;
-  monitor_.on_remote_timeout(e.node, now_ns_);
+  monitor_.on_remote_timeout(e.node, now_ns_, node.size->mad.sent_ns());
   if (node.size->mad.next_attempt(table_retry_)) return size_attempt(e.node);
   size_done(e.node, false);
 }

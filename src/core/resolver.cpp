@@ -73,10 +73,14 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   if (m.table_ready()) consider(std::max(m.table_due(), m.now()));
   const bool only_late = m.urgent_queue.empty() && m.background_queue.empty();
   const bool queued = !only_late || !m.late_queue.empty();
-  if (queued && m.port_active && m.inflight.size() < m.send_cap()) {
-    TimePoint paced = m.policy.sa_adaptive ? m.pacer.next_send() : TimePoint{};
-    if (only_late && m.awaiting_table()) paced = std::max(paced, m.next_late_send);
-    consider(std::max(m.bucket.next_available(m.now()), paced));
+  if (queued && m.port_active) {
+    if (only_late && m.late_paced_alone()) {
+      if (m.inflight.size() < m.policy.sa_max_inflight) consider(std::max(m.bucket.next_available(m.now()), m.next_late_send));
+    } else if (m.inflight.size() < m.send_cap()) {
+      TimePoint paced = m.policy.sa_adaptive ? m.pacer.next_send() : TimePoint{};
+      if (only_late && m.awaiting_table()) paced = std::max(paced, m.next_late_send);
+      consider(std::max(m.bucket.next_available(m.now()), paced));
+    }
   }
   return next;
 }

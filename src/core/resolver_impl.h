@@ -162,6 +162,10 @@ struct Resolver::Impl {
   bool park_for_table(JobId id, const Pending& p);
   void enqueue_late(JobId id);  // its wait for the table is over: by GET, at late_gap() apart
   Duration late_gap() const;
+  // While the table is awaited the late queue goes at late_gap() alone: the SaPacer, which reads
+  // the queue the tables make as congestion, neither paces it nor caps its queries in flight
+  // (sa_max_inflight still does), until a late GET is lost; an answered one lifts that again.
+  bool late_paced_alone() const { return awaiting_table() && !late_lost; }
   void shorten_table_wait(JobId id, const Pending& p);  // a waiter with an earlier deadline joined
   void release_table_waits();        // the table answered or none comes: the parked jobs go by GET
   void apply_table(const std::vector<PathRecord>& paths);
@@ -228,6 +232,7 @@ struct Resolver::Impl {
   std::deque<std::pair<JobId, std::uint64_t>> late_queue;        // past their wait for the table
   std::deque<std::pair<JobId, std::uint64_t>> background_queue;  // revalidation, prefetch
   TimePoint next_late_send{};  // while the table is awaited, the late queue goes at late_gap()
+  bool late_lost = false;      // the last late GET answered or lost: lost (late_paced_alone)
   std::deque<PathKey> revalidation_schedule;  // most recently used first
   TimePoint next_revalidation{};
 

@@ -117,13 +117,16 @@ void Resolver::Impl::pump() {
     return false;
   };
   const std::uint32_t cap = send_cap();
-  while (inflight.size() < cap) {
+  while (true) {
     const bool late_may_go = !awaiting_table() || now() >= next_late_send;
     auto* queue = front_is_live(urgent_queue)                    ? &urgent_queue
                   : late_may_go && front_is_live(late_queue)     ? &late_queue
                   : front_is_live(background_queue)              ? &background_queue
                                                                  : nullptr;
-    if (!queue || (policy.sa_adaptive && now() < pacer.next_send())) return;
+    if (!queue) return;
+    const bool alone = queue == &late_queue && late_paced_alone();
+    if (inflight.size() >= (alone ? policy.sa_max_inflight : cap)) return;
+    if (!alone && policy.sa_adaptive && now() < pacer.next_send()) return;
     if (!bucket.try_take(now())) return;
     if (queue == &late_queue) next_late_send = now() + late_gap();
     JobId id = queue->front().first;
@@ -158,6 +161,7 @@ void Resolver::on_query_result(QueryId query, const QueryResult& result) {
     if (result.error == Error::timeout) m.pacer.on_loss(job.sent_at, m.now());  // also BUSY
     else m.pacer.on_answer(job.sent_at, m.now());
   }
+  if (job.late) m.late_lost = result.error == Error::timeout;
   if (result.error == Error::ok) {
     const PathRecord& p = result.path;
     bool matches = job.key.by_lid ? p.dlid == job.key.dlid : p.dgid == job.key.dgid;

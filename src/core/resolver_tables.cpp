@@ -28,6 +28,7 @@ void Resolver::Impl::want_table() {
   table_retry_at = TimePoint{};
   table_wanted_at = now();
   table_spread_draw = prng.uniform01();
+  late_lost = false;
 }
 
 // Every host of the subnet wants its table at the same SM change: n tables of n paths each, n^2

@@ -158,8 +158,11 @@ FabricPort::~FabricPort() { stop(); }
 void FabricPort::start() {
   Impl& impl = *impl_;
   impl.transport.start([&impl](const ReceivedMad& mad) { impl.on_mad(mad); });
-  // A MAD to the SM or SA that timed out: it may have restarted or moved.
-  impl.requester.on_remote_timeout([&impl](MadRoute, core::Lid) { impl.monitor.suspect_timeout(); });
+  // A MAD to the SM or SA that timed out: it may have restarted or moved, unless it has answered
+  // since (a queue at a busy SA: checking the SM then only adds to it).
+  impl.requester.on_remote_timeout([&impl](MadRoute, core::Lid, bool heard_since_sent) {
+    if (!heard_since_sent) impl.monitor.suspect_timeout();
+  });
   if (impl.port_events) impl.port_events->start([&impl](PortEvent e) { impl.monitor.on_port_event(e); });
   impl.monitor.start();
 }

@@ -14,6 +14,7 @@ struct MadRequester::Outstanding {
   RetryPolicy policy;
   AnswerHandler on_answer;
   std::uint32_t attempt = 0;  // 0 = first send
+  core::TimePoint attempt_sent{};
   asio::steady_timer timer;
 };
 
@@ -62,9 +63,14 @@ std::uint32_t MadRequester::kernel_wait_ms(const Outstanding& entry) {
   return static_cast<std::uint32_t>(std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(wait).count()));
 }
 
+core::TimePoint MadRequester::now() {
+  return std::chrono::time_point_cast<core::Duration>(std::chrono::steady_clock::now());
+}
+
 void MadRequester::send_attempt(Outstanding& entry) {
   const core::Duration timeout = attempt_timeout(entry);
   entry.request.timeout_ms = kernel_wait_ms(entry);
+  entry.attempt_sent = now();
   ++counters_.sent;
   ++(entry.request.route == MadRoute::smi_directed ? counters_.local_sent : counters_.remote_sent);
   if (!sender_.send(entry.request)) ++counters_.send_failures;  // the timer treats it as lost
@@ -83,6 +89,8 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
   Outstanding& entry = *it->second;
   const MadRoute route = entry.request.route;
   const core::Lid dlid = entry.request.dlid;
+  const auto heard = last_heard_.find(dlid.value);
+  const bool heard_since_sent = heard != last_heard_.end() && heard->second >= entry.attempt_sent;
   if (entry.attempt < entry.policy.retries) {
     ++entry.attempt;
     ++counters_.retries;
@@ -92,7 +100,7 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
     outstanding_.erase(it);
     on_answer(nullptr);
   }
-  if (route != MadRoute::smi_directed && remote_timeout_observer_) remote_timeout_observer_(route, dlid);
+  if (route != MadRoute::smi_directed && remote_timeout_observer_) remote_timeout_observer_(route, dlid, heard_since_sent);
 }
 
 bool MadRequester::on_receive(const ReceivedMad& mad) {
@@ -106,6 +114,7 @@ bool MadRequester::on_receive(const ReceivedMad& mad) {
   // routed); the attempt timer already covers that case.
   if (mad.status != 0) return true;
   if (!header->is_response()) return false;
+  last_heard_[mad.slid.value] = now();
   auto it = outstanding_.find(mad::tid_low32(header->tid));
   if (it == outstanding_.end()) {
     ++counters_.late_or_duplicate;

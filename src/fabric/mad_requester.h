@@ -77,10 +77,11 @@ class MadRequester {
 
   const RequesterCounters& counters() const { return counters_; }
 
-  // Called on every timed-out attempt to another LID (the SM or SA may have gone): route, DLID.
-  void on_remote_timeout(std::function<void(MadRoute, core::Lid dlid)> observer) {
-    remote_timeout_observer_ = std::move(observer);
-  }
+  // Called on every timed-out attempt to another LID (the SM or SA may have gone): route, DLID,
+  // and whether that LID answered anything (any response, late ones too) after the attempt went
+  // out: then it is alive and only slow (a queue), and the timeout is no sign of its loss.
+  using RemoteTimeoutObserver = std::function<void(MadRoute, core::Lid dlid, bool heard_since_sent)>;
+  void on_remote_timeout(RemoteTimeoutObserver observer) { remote_timeout_observer_ = std::move(observer); }
 
  private:
   struct Outstanding;
@@ -88,6 +89,7 @@ class MadRequester {
   void on_timer(Handle handle, std::uint32_t attempt);
   core::Duration attempt_timeout(const Outstanding& entry);
   static std::uint32_t kernel_wait_ms(const Outstanding& entry);
+  static core::TimePoint now();
 
   asio::io_context& loop_;
   MadSender& sender_;
@@ -95,7 +97,9 @@ class MadRequester {
   std::uint32_t next_tid_;
   std::unordered_map<Handle, std::unique_ptr<Outstanding>> outstanding_;
   RequesterCounters counters_;
-  std::function<void(MadRoute, core::Lid)> remote_timeout_observer_;
+  RemoteTimeoutObserver remote_timeout_observer_;
+  // When each remote LID last sent us a response (a handful of LIDs: the SM's, the SA's).
+  std::unordered_map<std::uint16_t, core::TimePoint> last_heard_;
 };
 
 }  // namespace ibat::fabric

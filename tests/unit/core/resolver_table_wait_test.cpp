@@ -165,6 +165,52 @@ TEST_F(ResolverTableWaitTest, ALateGetKeepsItsPaceWhenAWaiterJoinsOrItIsLost) {
   EXPECT_GE(sent[1].second - sent[0].second, 540ms);
 }
 
+// Behind the other hosts' tables every answer is late (here 700 ms, past the pacer's 100 ms mark):
+// the late GETs still go at the late share's pace, several in flight, not at the SaPacer's cut
+// pace of one query per round trip. A lost late GET hands them back to the pacer.
+TEST_F(ResolverTableWaitTest, LateGetsKeepTheLatePaceWhenAnswersComeLateUntilOneIsLost) {
+  policy.expected_subnet_ports = 3000;
+  sink.tables_sent.clear();
+  reset();
+  for (std::uint64_t i = 1; i <= 8; ++i) resolve_within(remote_gid(i), 20s);
+  const TimePoint start = clock.now();
+  std::vector<std::pair<PathQuery, TimePoint>> open;  // sent, answered 700 ms later
+  std::vector<Duration> sent_at;
+  std::size_t most_in_flight = 0;
+  while (sent_at.size() < 4 && clock.now() - start < 20s) {
+    advance(10ms);
+    while (sent_at.size() < sink.sent.size()) {
+      open.emplace_back(sink.sent[sent_at.size()], clock.now());
+      sent_at.push_back(clock.now() - start);
+    }
+    most_in_flight = std::max(most_in_flight, open.size());
+    while (!open.empty() && clock.now() - open.front().second >= 700ms) {
+      const PathQuery q = open.front().first;
+      open.erase(open.begin());
+      answer(q, good_path(*q.dgid, 100));
+    }
+  }
+  ASSERT_EQ(sent_at.size(), 4u);
+  for (std::size_t k = 1; k < sent_at.size(); ++k) EXPECT_LE(sent_at[k] - sent_at[k - 1], 630ms) << k;
+  EXPECT_GE(most_in_flight, 2u);
+
+  for (const auto& [q, at] : open) fail(q, Error::timeout);  // lost: the pacer holds them again
+  open.clear();
+  const std::size_t before = sink.sent.size();
+  const TimePoint lost = clock.now();
+  bool answered = false;
+  while (!answered && clock.now() - lost < 20s) {
+    advance(10ms);
+    if (sink.sent.size() == before + 1 && open.empty()) open.emplace_back(sink.sent.back(), clock.now());
+    ASSERT_LE(sink.sent.size(), before + 1) << "one in flight at a time while the first is unanswered";
+    if (!open.empty() && clock.now() - open.front().second >= 700ms) {
+      answer(open.front().first, good_path(*open.front().first.dgid, 100));
+      answered = true;
+    }
+  }
+  EXPECT_TRUE(answered);
+}
+
 TEST_F(ResolverTableWaitTest, WithoutPrefetchNothingWaits) {
   policy.prefetch = Prefetch::off;
   sink.tables_sent.clear();

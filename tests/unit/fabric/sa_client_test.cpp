@@ -205,6 +205,33 @@ TEST_F(SaClientTest, AnswerToARetryCompletesAndLateAnswerIsCounted) {
   EXPECT_EQ(results.size(), 1U);
 }
 
+// The port monitor checks the SM on a timeout only when the SA went silent: a timed-out attempt
+// after which the SA answered something else (a queue at a busy SA) says so.
+TEST_F(SaClientTest, TimeoutSaysWhetherTheSaAnsweredSinceTheAttemptWentOut) {
+  std::vector<bool> heard;
+  requester.on_remote_timeout([&](MadRoute route, core::Lid dlid, bool heard_since_sent) {
+    EXPECT_EQ(route, MadRoute::sa);
+    EXPECT_EQ(dlid, kSmLid);
+    heard.push_back(heard_since_sent);
+  });
+  start(query(1));
+  start(query(2));
+  ASSERT_EQ(sender.sent.size(), 2U);
+  // The answer to the first query comes after the second went out; the second stays unanswered.
+  requester.on_receive(path_answer(sender.sent[0], path_between(gid(3), gid(0xb)), kSmLid));
+  while (heard.empty() && loop.run_one() > 0) {
+  }
+  ASSERT_EQ(heard.size(), 1U);
+  EXPECT_TRUE(heard[0]);
+  // Its resend hears nothing more: every later timeout is the SA's silence.
+  loop.run();
+  ASSERT_EQ(heard.size(), 3U);
+  EXPECT_FALSE(heard[1]);
+  EXPECT_FALSE(heard[2]);
+  ASSERT_EQ(results.size(), 2U);
+  EXPECT_EQ(results[1].error, core::Error::timeout);
+}
+
 TEST_F(SaClientTest, CancelledQueryNeverCompletes) {
   start(query(42));
   EXPECT_TRUE(sa.cancel(42));
