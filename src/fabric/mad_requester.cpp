@@ -63,14 +63,10 @@ std::uint32_t MadRequester::kernel_wait_ms(const Outstanding& entry) {
   return static_cast<std::uint32_t>(std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(wait).count()));
 }
 
-core::TimePoint MadRequester::now() {
-  return std::chrono::time_point_cast<core::Duration>(std::chrono::steady_clock::now());
-}
-
 void MadRequester::send_attempt(Outstanding& entry) {
   const core::Duration timeout = attempt_timeout(entry);
   entry.request.timeout_ms = kernel_wait_ms(entry);
-  entry.attempt_sent = now();
+  entry.attempt_sent = core::SteadyClock{}.now();
   ++counters_.sent;
   ++(entry.request.route == MadRoute::smi_directed ? counters_.local_sent : counters_.remote_sent);
   if (!sender_.send(entry.request)) ++counters_.send_failures;  // the timer treats it as lost
@@ -114,7 +110,7 @@ bool MadRequester::on_receive(const ReceivedMad& mad) {
   // routed); the attempt timer already covers that case.
   if (mad.status != 0) return true;
   if (!header->is_response()) return false;
-  last_heard_[mad.slid.value] = now();
+  last_heard_[mad.slid.value] = core::SteadyClock{}.now();
   auto it = outstanding_.find(mad::tid_low32(header->tid));
   if (it == outstanding_.end()) {
     ++counters_.late_or_duplicate;

@@ -89,7 +89,6 @@ class MadRequester {
   void on_timer(Handle handle, std::uint32_t attempt);
   core::Duration attempt_timeout(const Outstanding& entry);
   static std::uint32_t kernel_wait_ms(const Outstanding& entry);
-  static core::TimePoint now();
 
   asio::io_context& loop_;
   MadSender& sender_;

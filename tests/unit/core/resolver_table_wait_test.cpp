@@ -17,6 +17,12 @@ class ResolverTableWaitTest : public ResolverFilledTest {
     r.timeout = timeout;
     return resolve_gid(dgid, r);
   }
+  // Starts again knowing the subnet's size: its tables are spread, and late GETs go at late_gap().
+  void start_with_spread(std::uint32_t ports) {
+    policy.expected_subnet_ports = ports;
+    sink.tables_sent.clear();
+    reset();
+  }
   const TableQuery& table() const { return sink.tables_sent.back(); }
   void answer_table(std::vector<PathRecord> paths) {
     resolver->on_table_result(table().id, TableResult{Error::ok, std::move(paths), ""});
@@ -115,9 +121,7 @@ TEST_F(ResolverTableWaitTest, ALostTableOrAnSmChangeKeepsThemWaitingForTheNextTa
 // (hosts whose table is still to come) / (250,000 x 0.1 / 6 GETs/s): 5 s into the spread that is
 // 3,000 x 29 / 34 / 4,167 = 0.61 s, and less as the spread runs.
 TEST_F(ResolverTableWaitTest, PastTheirWaitTheyGoAtTheShareOfTheHostsStillWaiting) {
-  policy.expected_subnet_ports = 3000;
-  sink.tables_sent.clear();
-  reset();
+  start_with_spread(3000);
   for (std::uint64_t i = 1; i <= 6; ++i) resolve_within(remote_gid(i), 20s);
   const TimePoint start = clock.now();
   std::vector<Duration> sent_at;
@@ -140,9 +144,7 @@ TEST_F(ResolverTableWaitTest, PastTheirWaitTheyGoAtTheShareOfTheHostsStillWaitin
 }
 
 TEST_F(ResolverTableWaitTest, ALateGetKeepsItsPaceWhenAWaiterJoinsOrItIsLost) {
-  policy.expected_subnet_ports = 3000;
-  sink.tables_sent.clear();
-  reset();
+  start_with_spread(3000);
   resolve_within(remote_gid(1), 20s);
   resolve_within(remote_gid(2), 20s);
   while (sink.sent.empty()) advance(10ms);
@@ -169,9 +171,7 @@ TEST_F(ResolverTableWaitTest, ALateGetKeepsItsPaceWhenAWaiterJoinsOrItIsLost) {
 // the late GETs still go at the late share's pace, several in flight, not at the SaPacer's cut
 // pace of one query per round trip. A lost late GET hands them back to the pacer.
 TEST_F(ResolverTableWaitTest, LateGetsKeepTheLatePaceWhenAnswersComeLateUntilOneIsLost) {
-  policy.expected_subnet_ports = 3000;
-  sink.tables_sent.clear();
-  reset();
+  start_with_spread(3000);
   for (std::uint64_t i = 1; i <= 8; ++i) resolve_within(remote_gid(i), 20s);
   const TimePoint start = clock.now();
   std::vector<std::pair<PathQuery, TimePoint>> open;  // sent, answered 700 ms later
