@@ -24,6 +24,7 @@ enum class EventKind : std::uint8_t {
   monitor_poll,   // port monitor of `node`: a poll with an SM/SA check due
   monitor_reply,  // port monitor of `node`: its MAD `arg` was answered
   monitor_lost,   // port monitor of `node`: an attempt of its MAD `arg` timed out
+  monitor_refresh,  // port monitor of `node`: after an SM change, re-subscribe and re-read the group
   daemon_start,   // the daemon of `node` starts (boot, job-start --warm-s)
   job_start,      // job-start --warm-s: the job starts, the warm-up's figures are taken
   run_end,        // idle: the run's duration is over

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   bool no_monitor = false;
   double poll_interval_ms = 1000.0;
   double sm_check_interval_s = 60.0;
+  double sm_refresh_spread_ms = 2000.0;
   std::string csv;
 
   app.add_option("--workload", workload, "job-start | churn | sm-restart | boot | idle")
@@ -107,6 +108,9 @@ int main(int argc, char** argv) {
   app.add_option("--sm-check-interval-s", sm_check_interval_s,
                  "daemon: fabric.sm_check_interval_s (routine SM/SA check, x [1, 1.5))")
       ->check(CLI::PositiveNumber);
+  app.add_option("--sm-refresh-spread-ms", sm_refresh_spread_ms,
+                 "daemon: fabric.sm_refresh_spread_ms (after an SM change, subscriptions and the broadcast group)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", sc.seed, "random seed");
   app.add_option("--bucket-ms", bucket_ms, "time-series bucket width")->check(CLI::PositiveNumber);
   app.add_option("--max-exact-queries", sc.max_exact_queries,
@@ -131,6 +135,7 @@ int main(int argc, char** argv) {
   sc.monitor.enabled = !no_monitor;
   sc.monitor.poll_ns = std::llround(poll_interval_ms * 1e6);
   sc.monitor.sm_check_ns = std::llround(sm_check_interval_s * 1e9);
+  sc.monitor.refresh_spread_ns = std::llround(sm_refresh_spread_ms * 1e6);
   sc.monitor.check_timeout_ns = std::min(sc.mad_timeout_ns, sc.monitor.poll_ns / 4);
   sc.policy.sa_rate = node_sa_rate;
   sc.policy.sa_burst = node_sa_burst;

@@ -84,6 +84,13 @@ void Monitor::handle(const Event& e, std::int64_t now_ns) {
     s.poll_at = -1;
     return poll(n, now_ns);
   }
+  if (e.kind == EventKind::monitor_refresh) {
+    if (e.arg != s.sm_changes) return;  // a later SM change has its own
+    send(n, Purpose::subscribe, now_ns);  // trap 64
+    send(n, Purpose::subscribe, now_ns);  // trap 65
+    send(n, Purpose::mcmember, now_ns);   // the broadcast group
+    return;
+  }
   Mad* mad = s.mads.find(e.arg);
   if (mad == nullptr) return;
   bool answered = true;
@@ -172,9 +179,10 @@ void Monitor::on_sm_changed(std::uint32_t n, std::int64_t now_ns) {
   if (nodes_.empty() || nodes_[n].phase_ns == kNotStarted) return;  // it will find the new SM at its start
   NodeState& s = nodes_[n];
   s.subscriptions = 0;
-  send(n, Purpose::subscribe, now_ns);  // trap 64
-  send(n, Purpose::subscribe, now_ns);  // trap 65
-  send(n, Purpose::mcmember, now_ns);   // the broadcast group
+  ++s.sm_changes;
+  const std::int64_t spread = options_.refresh_spread_ns;
+  const std::int64_t delay = spread > 0 ? std::uniform_int_distribution<std::int64_t>(0, spread - 1)(rng_) : 0;
+  queue_.push(now_ns + delay, EventKind::monitor_refresh, n, s.sm_changes);
   s.schedule.suspect();
   schedule(n, now_ns);
 }

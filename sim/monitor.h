@@ -27,6 +27,7 @@ struct MonitorOptions {
   std::int64_t sm_check_ns = 60'000'000'000;        // fabric.sm_check_interval_s (x [1, 1.5))
   std::int64_t check_timeout_ns = 200'000'000;      // a check MAD: min(mad_timeout, poll / 4)
   std::uint32_t check_retries = 1;                  // ... and one resend
+  std::int64_t refresh_spread_ns = 2'000'000'000;   // fabric.sm_refresh_spread_ms
   bool running_at_start = true;  // false: each daemon starts at its start_daemon()
 };
 
@@ -58,7 +59,9 @@ class Monitor {
   void on_remote_answer(std::uint32_t node, std::int64_t now_ns) {
     if (!nodes_.empty()) nodes_[node].last_heard_ns = now_ns;
   }
-  // The node saw an SM change: re-subscribe, re-read the broadcast group, full check next poll.
+  // The node saw an SM change: a full check next poll; re-subscribe and re-read the broadcast
+  // group at a random time within refresh_spread_ns (FabricPort: every host sees the change at
+  // once, and their MADs together would queue at the SA ahead of the paths' GETs).
   void on_sm_changed(std::uint32_t node, std::int64_t now_ns);
   // MCMemberRecord answers `node` received: with its GetTables, what the SaClient counts as the SA
   // answering (sim/simulator_tables.cpp).
@@ -85,6 +88,7 @@ class Monitor {
     bool kept = false;
     std::uint8_t subscriptions = 2;   // confirmed trap subscriptions
     std::uint64_t broadcast_answers = 0;
+    std::uint64_t sm_changes = 0;     // the SM changes seen: a monitor_refresh of an older one is void
     std::int64_t last_heard_ns = INT64_MIN;  // the SA's last answer to any MAD of the node
     std::uint64_t next_mad = 1;
     QueryTable<Mad> mads;

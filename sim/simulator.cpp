@@ -243,7 +243,8 @@ void Simulator::handle(const Event& e) {
     case EventKind::sm_changed: sm_changed(); return;
     case EventKind::monitor_poll:
     case EventKind::monitor_reply:
-    case EventKind::monitor_lost: monitor_.handle(e, now_ns_); return;
+    case EventKind::monitor_lost:
+    case EventKind::monitor_refresh: monitor_.handle(e, now_ns_); return;
     case EventKind::daemon_start:
       monitor_.start_daemon(e.node, now_ns_);
       nodes_[e.node].resolver->on_local_port(core::LocalPort{gid_of(e.node), lid_of(e.node), lid_of(0), true});

@@ -1,11 +1,13 @@
 // FabricPort: wires UmadTransport, MadRequester, SaClient, PortMonitor and TrapSubscriber together
 // on the owner's loop. Path queries and GetTables that arrive before the SM LID is known wait for
-// the first PortInfo; every SM change re-subscribes to traps, re-reads the broadcast group and lets
-// GetTables be tried again.
+// the first PortInfo; every SM change lets GetTables be tried again, and re-subscribes to traps and
+// re-reads the broadcast group at a random time within sm_refresh_spread.
 #include "fabric/fabric_port.h"
 
 #include <random>
 #include <vector>
+
+#include <asio/steady_timer.hpp>
 
 #include "fabric/mad_requester.h"
 #include "fabric/port_events.h"
@@ -40,7 +42,8 @@ struct FabricPort::Impl {
                                      [this](const core::Gid& gid) {
                                        if (events.input) events.input->on_gid_out_of_service(gid);
                                      },
-                                     [this](std::uint16_t trap, bool ok) { on_trap_subscribed(trap, ok); }}) {
+                                     [this](std::uint16_t trap, bool ok) { on_trap_subscribed(trap, ok); }}),
+        refresh_timer(loop) {
     sa.on_tables_off([this](const std::string& reason) {
       if (events.on_table_fallback) events.on_table_fallback(reason);
     });
@@ -95,7 +98,20 @@ struct FabricPort::Impl {
     ++sm_changes;
     sa.on_sm_changed();
     if (events.input) events.input->on_sm_changed();
-    refresh_sm_state();
+    refresh_later();
+  }
+
+  // Every host of the subnet sees the new SM at once; their subscriptions and broadcast-group
+  // reads together would queue at the SA ahead of the GETs renewing the paths in use (12,000 MADs,
+  // 250 ms of OpenSM's work at 4,000 hosts). Each goes at a random time within sm_refresh_spread.
+  void refresh_later() {
+    subscriptions_confirmed = 0;
+    if (options.sm_refresh_spread <= core::Duration::zero()) return refresh_sm_state();
+    std::uniform_int_distribution<core::Duration::rep> draw(0, options.sm_refresh_spread.count() - 1);
+    refresh_timer.expires_after(core::Duration{draw(refresh_rng)});
+    refresh_timer.async_wait([this](const std::error_code& ec) {
+      if (!ec) refresh_sm_state();
+    });
   }
 
   // What must be redone with every new SM: trap subscriptions and the broadcast group.
@@ -146,6 +162,8 @@ struct FabricPort::Impl {
   std::uint8_t sm_sl = 0;
   std::vector<core::PathQuery> queued;
   std::vector<QueuedTable> queued_tables;
+  asio::steady_timer refresh_timer;  // refresh_later()
+  std::mt19937_64 refresh_rng{std::random_device{}()};
   std::uint64_t sm_changes = 0;
   int subscriptions_confirmed = 0;  // trap subscriptions the current SA accepted
 };
@@ -168,6 +186,7 @@ void FabricPort::start() {
 }
 
 void FabricPort::stop() {
+  impl_->refresh_timer.cancel();
   if (impl_->port_events) impl_->port_events->stop();
   impl_->monitor.stop();
   impl_->transport.stop();

@@ -152,6 +152,8 @@ const std::vector<KeySpec>& key_specs() {
                    kMilli, 10, 3'600'000, false),
       duration_key("fabric", "sm_check_interval_s",
                    [](DaemonConfig& c) -> FieldPtr { return &c.fabric.sm_check_interval; }, kSecond, 1, kDay, false),
+      duration_key("fabric", "sm_refresh_spread_ms",
+                   [](DaemonConfig& c) -> FieldPtr { return &c.fabric.sm_refresh_spread; }, kMilli, 0, 600'000, false),
       int_key("fabric", "table_max_records", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.table_max_records; },
               1, 1'000'000, false),
       bool_key("fabric", "subscribe_traps", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.subscribe_traps; }, false),
