@@ -177,8 +177,9 @@ struct Resolver::Impl {
   // Whether the wanted table can go once due (a usable port with a GID, no size query in flight).
   bool table_ready() const { return table_wanted && size_query == 0 && port && port_active && !port->gid.is_zero(); }
   // When the wanted table goes: after its backoff, at its place in the subnet's spread, which
-  // starts after the in-use hold when our LIDs just moved, and no sooner than kHeldFirst after it
-  // was wanted while its own GETs renewing paths in use are open.
+  // starts after the in-use hold when our LIDs just moved; in a subnet of unknown size (no hold to
+  // go by) no sooner than kHeldFirst after it was wanted while its own GETs renewing paths in use
+  // are open.
   TimePoint table_due() const;
   Duration table_spread() const;  // the window the subnet's tables are spread over
   Duration in_use_window() const;      // after a LID move: the subnet's GETs for its paths in use
@@ -268,7 +269,8 @@ struct Resolver::Impl {
   // most this share of the table rate beside them, the subnet's hosts together: the spread keeps
   // OpenSM at 250,000 of its 300,000 paths a second, and this leaves room for its other work.
   static constexpr double kLateShare = 0.1;
-  // A table waits at most this long for its own GETs renewing the paths in use to be answered.
+  // A table of a subnet of unknown size waits at most this long for its own GETs renewing the
+  // paths in use to be answered (a known size has the in-use hold instead).
   static constexpr Duration kHeldFirst = std::chrono::seconds(2);
   TableQuery table_sent;      // the question of the one in flight
   TimePoint table_sent_at{};

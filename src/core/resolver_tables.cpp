@@ -65,7 +65,7 @@ Duration Resolver::Impl::in_use_hold() const {
 TimePoint Resolver::Impl::table_due() const {
   const auto offset = std::chrono::duration_cast<Duration>(table_spread() * table_spread_draw);
   TimePoint due = std::max(table_retry_at, table_wanted_at + in_use_hold() + offset);
-  if (renewals > 0) due = std::max(due, table_wanted_at + kHeldFirst);
+  if (renewals > 0 && subnet_size == 0) due = std::max(due, table_wanted_at + kHeldFirst);
   return due;
 }
 
