@@ -54,7 +54,7 @@ void Simulator::NodeSink::send_path_query(const core::PathQuery& query) {
   } else if (query.dlid) {
     dest = static_cast<std::uint32_t>(query.dlid->value - 1) % sim_.sc_.nodes;
   }
-  sim_.send_query(node_, query.id, dest, 0);
+  sim_.send_query(node_, query.id, dest, 0, query.mad_timeout);
 }
 
 // A GET's or a GetTable's (SaClient::cancel): resends stop, what the SA already has it computes.
@@ -372,13 +372,16 @@ void Simulator::complete(std::uint32_t n, std::uint32_t slot, core::Error error,
   }
 }
 
-void Simulator::send_query(std::uint32_t n, core::QueryId id, std::uint32_t dest, std::uint32_t slot) {
-  nodes_[n].queries.put(id, PendingQuery{dest, slot, {}});
+void Simulator::send_query(std::uint32_t n, core::QueryId id, std::uint32_t dest, std::uint32_t slot,
+                           core::Duration mad_timeout) {
+  fabric::RetryPolicy policy = sa_retry_;
+  policy.timeout = std::max(policy.timeout, mad_timeout);  // SaClient::query_path
+  nodes_[n].queries.put(id, PendingQuery{dest, slot, policy, {}});
   attempt(n, id, *nodes_[n].queries.find(id));
 }
 
 void Simulator::attempt(std::uint32_t n, core::QueryId id, PendingQuery& pending) {
-  pending.mad.send(sa_retry_, mad_rng_, sa_, queue_, now_ns_, n, id, EventKind::query_answer, EventKind::query_timeout);
+  pending.mad.send(pending.policy, mad_rng_, sa_, queue_, now_ns_, n, id, EventKind::query_answer, EventKind::query_timeout);
 }
 
 void Simulator::on_query_answer(const Event& e) {
@@ -393,7 +396,7 @@ void Simulator::on_query_timer(const Event& e) {
   PendingQuery* pending = node.queries.find(e.arg);
   if (pending == nullptr || !pending->mad.is_timer(e.time_ns)) return;
   if (node.resolver) monitor_.on_remote_timeout(e.node, now_ns_, pending->mad.sent_ns());  // may be the SM restarting
-  if (pending->mad.next_attempt(sa_retry_)) return attempt(e.node, e.arg, *pending);
+  if (pending->mad.next_attempt(pending->policy)) return attempt(e.node, e.arg, *pending);
   finish_query(e.node, e.arg, false);
 }
 

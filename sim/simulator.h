@@ -65,6 +65,7 @@ class Simulator {
   struct PendingQuery {
     std::uint32_t dest = 0;
     std::uint32_t slot = 0;  // per-process: the connect waiting for it
+    fabric::RetryPolicy policy;  // the SaClient's, its timer at least the query's mad_timeout
     MadAttempts mad;
   };
   // One SaClient::query_path_table (sim/simulator_tables.cpp): the PathRecord GetTable and the
@@ -145,7 +146,8 @@ class Simulator {
   void rank_step(std::uint32_t rank);
   void issue(std::uint32_t node, std::uint32_t dest, std::uint32_t weight, std::uint32_t rank);
   void complete(std::uint32_t node, std::uint32_t slot, core::Error error, core::Lid dlid);
-  void send_query(std::uint32_t node, core::QueryId id, std::uint32_t dest, std::uint32_t slot);
+  void send_query(std::uint32_t node, core::QueryId id, std::uint32_t dest, std::uint32_t slot,
+                  core::Duration mad_timeout = core::Duration::zero());
   void attempt(std::uint32_t node, core::QueryId id, PendingQuery& pending);
   void on_query_answer(const Event& e);
   void on_query_timer(const Event& e);

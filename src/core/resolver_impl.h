@@ -162,12 +162,21 @@ struct Resolver::Impl {
   bool park_for_table(JobId id, const Pending& p);
   void enqueue_late(JobId id);  // its wait for the table is over: by GET, at late_gap() apart
   Duration late_gap() const;
+  // The share of the table rate the late GETs of all the hosts still waiting for their tables
+  // take when every host is in a job start: kLatePerHost each, within [kLateShare, kLateShareMax].
+  double late_share() const;
+  // When the table at place in [0, 1) of the spread goes. While requests wait for our table
+  // (table_contended) the subnet's hosts are taken to be in a job start as we are: the tables
+  // leave the late GETs of the hosts still to come their share and are spread the longer for it.
+  // Without such requests (a power-on, an SM change) the spread is even.
+  Duration spread_offset(double place) const;
   // While the table is awaited the late queue goes at late_gap() alone: the SaPacer, which reads
   // the queue the tables make as congestion, neither paces it nor caps its queries in flight
   // (sa_max_inflight still does), until a late GET is lost; an answered one lifts that again.
   bool late_paced_alone() const { return awaiting_table() && !late_lost; }
   void shorten_table_wait(JobId id, const Pending& p);  // a waiter with an earlier deadline joined
   void release_table_waits();        // the table answered or none comes: the parked jobs go by GET
+  void release_waits_past_table();   // the parked jobs whose wait ends before the table is due go late now
   void apply_table(const std::vector<PathRecord>& paths);
   // A table that would be spread over a subnet of unknown size asks the size first, once.
   bool size_wanted() const { return policy.table_spread_paths_per_s > 0 && subnet_size == 0 && !size_settled; }
@@ -234,6 +243,7 @@ struct Resolver::Impl {
   std::deque<std::pair<JobId, std::uint64_t>> background_queue;  // revalidation, prefetch
   TimePoint next_late_send{};  // while the table is awaited, the late queue goes at late_gap()
   bool late_lost = false;      // the last late GET answered or lost: lost (late_paced_alone)
+  bool table_contended = false;  // a request waited for the awaited table (late_share)
   std::deque<PathKey> revalidation_schedule;  // most recently used first
   TimePoint next_revalidation{};
 
@@ -266,9 +276,15 @@ struct Resolver::Impl {
   // pacer's pace through a window of them, and a retry. A request allowed less waits for no table.
   static constexpr Duration kTableWaitReserve = std::chrono::seconds(15);
   // While the tables are spread, the GETs of the requests that could not wait for theirs take at
-  // most this share of the table rate beside them, the subnet's hosts together: the spread keeps
-  // OpenSM at 250,000 of its 300,000 paths a second, and this leaves room for its other work.
+  // least this share of the table rate, the subnet's hosts together (late_share); in a job start
+  // the tables leave them that share (spread_offset), so that both together keep OpenSM at the
+  // spread's 250,000 of its 300,000 paths a second.
   static constexpr double kLateShare = 0.1;
+  // In a job start each host whose table is still to come has a window of connects (64 in the
+  // simulator's job) due within their deadline (60 s): it may send this many GETs a second for
+  // those, so that a window goes in 43 s; the late share that makes is capped at kLateShareMax.
+  static constexpr double kLatePerHost = 1.5;
+  static constexpr double kLateShareMax = 0.5;
   // A table of a subnet of unknown size waits at most this long for its own GETs renewing the
   // paths in use to be answered (a known size has the in-use hold instead).
   static constexpr Duration kHeldFirst = std::chrono::seconds(2);

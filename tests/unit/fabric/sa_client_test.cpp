@@ -189,6 +189,25 @@ TEST_F(SaClientTest, SilentSaIsRetriedWithTheSameTidThenTimesOut) {
   EXPECT_EQ(sender.sent[2].timeout_ms, 25U);
 }
 
+// A query whose round trips show a queue at the SA asks a longer timer than the policy's (5 ms):
+// attempt k waits 50 ms x 2^k; a shorter one changes nothing.
+TEST_F(SaClientTest, AQueryMayAskALongerMadTimerThanThePolicy) {
+  core::PathQuery q = query(1);
+  q.mad_timeout = 50ms;
+  start(q);
+  core::PathQuery brief = query(2);
+  brief.mad_timeout = 1ms;
+  start(brief);
+  loop.run();
+  ASSERT_EQ(results.size(), 2U);
+  ASSERT_EQ(sender.sent.size(), 6U);
+  // The first attempts of both went at once; the kernel keeps matching answers to each as long
+  // as all its attempts can take.
+  EXPECT_NE(test::tid_of(sender.sent[0]), test::tid_of(sender.sent[1]));
+  EXPECT_EQ(sender.sent[0].timeout_ms, 438U) << "62.5 + 125 + 250 ms, rounded up: ten times the policy's";
+  EXPECT_EQ(sender.sent[1].timeout_ms, 44U) << "the policy's own";
+}
+
 TEST_F(SaClientTest, AnswerToARetryCompletesAndLateAnswerIsCounted) {
   start(query());
   asio::io_context::count_type ran = 0;
