@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   bool no_monitor = false;
   double poll_interval_ms = 1000.0;
   double sm_check_interval_s = 60.0;
-  double sm_refresh_spread_ms = 2000.0;
+  double sm_refresh_spread_ms = 0.0;
   std::string csv;
 
   app.add_option("--workload", workload, "job-start | churn | sm-restart | boot | idle")

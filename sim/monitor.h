@@ -27,7 +27,7 @@ struct MonitorOptions {
   std::int64_t sm_check_ns = 60'000'000'000;        // fabric.sm_check_interval_s (x [1, 1.5))
   std::int64_t check_timeout_ns = 200'000'000;      // a check MAD: min(mad_timeout, poll / 4)
   std::uint32_t check_retries = 1;                  // ... and one resend
-  std::int64_t refresh_spread_ns = 2'000'000'000;   // fabric.sm_refresh_spread_ms
+  std::int64_t refresh_spread_ns = 0;               // fabric.sm_refresh_spread_ms
   bool running_at_start = true;  // false: each daemon starts at its start_daemon()
 };
 

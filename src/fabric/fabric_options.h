@@ -26,8 +26,9 @@ struct FabricOptions {
   core::Duration sm_check_interval = std::chrono::seconds(60);  // routine SM/SA check (x [1, 1.5))
   bool subscribe_traps = true;             // InformInfo for traps 64/65
   // After an SM change, the trap subscriptions and the broadcast-group read go at a random time
-  // within this (every host sees the change at once); zero: at once.
-  core::Duration sm_refresh_spread = std::chrono::seconds(2);
+  // within this (every host sees the change at once); zero (the default): at once. An SM that
+  // restarts again inside the window is not noticed from the SA side (docs/fabric.md).
+  core::Duration sm_refresh_spread{};
   core::Pkey broadcast_pkey{0xFFFF};       // IPoIB broadcast group read for on_broadcast_params
   std::uint32_t table_max_records = kDefaultTableMaxRecords;  // bounds GetTable answers and the receive buffer
 };

@@ -103,7 +103,8 @@ struct FabricPort::Impl {
 
   // Every host of the subnet sees the new SM at once; their subscriptions and broadcast-group
   // reads together would queue at the SA ahead of the GETs renewing the paths in use (12,000 MADs,
-  // 250 ms of OpenSM's work at 4,000 hosts). Each goes at a random time within sm_refresh_spread.
+  // 250 ms of OpenSM's work at 4,000 hosts). Each goes at a random time within sm_refresh_spread
+  // when one is set (off by default: an SM restarting again within it would go unnoticed).
   void refresh_later() {
     subscriptions_confirmed = 0;
     if (options.sm_refresh_spread <= core::Duration::zero()) return refresh_sm_state();
