@@ -52,10 +52,14 @@ void Monitor::start_daemon(std::uint32_t n, std::int64_t now_ns) {
   NodeState& s = nodes_[n];
   s.phase_ns = now_ns;
   s.schedule.start(time_point(now_ns));
+  refresh(n, now_ns);
+  schedule(n, now_ns);  // the full check, this poll
+}
+
+void Monitor::refresh(std::uint32_t n, std::int64_t now_ns) {
   send(n, Purpose::subscribe, now_ns);  // trap 64
   send(n, Purpose::subscribe, now_ns);  // trap 65
   send(n, Purpose::mcmember, now_ns);   // the broadcast group
-  schedule(n, now_ns);                  // the full check, this poll
 }
 
 std::int64_t Monitor::next_poll(const NodeState& s, std::int64_t t) const {
@@ -85,10 +89,7 @@ void Monitor::handle(const Event& e, std::int64_t now_ns) {
     return poll(n, now_ns);
   }
   if (e.kind == EventKind::monitor_refresh) {
-    if (e.arg != s.sm_changes) return;  // a later SM change has its own
-    send(n, Purpose::subscribe, now_ns);  // trap 64
-    send(n, Purpose::subscribe, now_ns);  // trap 65
-    send(n, Purpose::mcmember, now_ns);   // the broadcast group
+    if (e.arg == s.sm_changes) refresh(n, now_ns);  // else a later SM change has its own
     return;
   }
   Mad* mad = s.mads.find(e.arg);

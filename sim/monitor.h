@@ -95,6 +95,7 @@ class Monitor {
   };
 
   void poll(std::uint32_t n, std::int64_t now_ns);
+  void refresh(std::uint32_t n, std::int64_t now_ns);  // trap subscriptions and the broadcast group
   void send(std::uint32_t n, Purpose purpose, std::int64_t now_ns);
   void attempt(std::uint32_t n, std::uint64_t id, Mad& mad, std::int64_t now_ns);
   const fabric::RetryPolicy& policy_of(Purpose purpose) const;

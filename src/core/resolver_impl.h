@@ -177,6 +177,7 @@ struct Resolver::Impl {
   void shorten_table_wait(JobId id, const Pending& p);  // a waiter with an earlier deadline joined
   void release_table_waits();        // the table answered or none comes: the parked jobs go by GET
   void release_waits_past_table();   // the parked jobs whose wait ends before the table is due go late now
+  bool table_due_after(TimePoint t) const { return table_wanted && table_due() > t; }  // a wait to t is in vain
   void apply_table(const std::vector<PathRecord>& paths);
   // A table that would be spread over a subnet of unknown size asks the size first, once.
   bool size_wanted() const { return policy.table_spread_paths_per_s > 0 && subnet_size == 0 && !size_settled; }

@@ -124,7 +124,7 @@ bool Resolver::Impl::park_for_table(JobId id, const Pending& p) {
   const TimePoint until = p.deadline - kTableWaitReserve;
   if (until <= now()) return false;
   table_contended = true;
-  if (table_wanted && table_due() > until) {  // it would wait in vain: by GET now, at the late pace
+  if (table_due_after(until)) {  // it would wait in vain: by GET now, at the late pace
     enqueue_late(id);
     return true;
   }
@@ -175,11 +175,9 @@ void Resolver::Impl::shorten_table_wait(JobId id, const Pending& p) {
 }
 
 void Resolver::Impl::release_waits_past_table() {
-  if (!table_wanted) return;
-  const TimePoint due = table_due();
   std::vector<std::pair<TimePoint, JobId>> hopeless;
   for (const auto& [id, job] : jobs) {
-    if (job.waits_for_table && job.retry_at < due) hopeless.emplace_back(job.retry_at, id);
+    if (job.waits_for_table && table_due_after(job.retry_at)) hopeless.emplace_back(job.retry_at, id);
   }
   std::sort(hopeless.begin(), hopeless.end());  // the earliest deadline first
   for (const auto& item : hopeless) enqueue_late(item.second);
