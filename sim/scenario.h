@@ -40,6 +40,9 @@ struct Scenario {
   // reported to the Resolver (or, for per-process, to the rank).
   std::int64_t mad_timeout_ns = 200'000'000;
   std::uint32_t mad_retries = 3;
+  // Each daemon's MAD timers follow the SA's round trip, as MadRequester's (RoundTripEstimate);
+  // false: the fixed timers above alone, as before (ibat-sim --fixed-mad-timers, to compare).
+  bool mad_timers_follow_rtt = true;
   // Every daemon's port monitor (not per-process: no daemon): its remote MADs reach the SA model.
   MonitorOptions monitor;
   // Outstanding connects per rank (per node for the cached strategies, whose ranks run in lockstep).

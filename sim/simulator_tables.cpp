@@ -60,7 +60,7 @@ void Simulator::table_attempt(std::uint32_t n, std::uint64_t table, PendingTable
   const bool paths = part == TablePart::paths;
   MadAttempts& mad = paths ? pending.path_mad : pending.switch_mad;
   const SaQuery query = paths ? SaQuery::get_table(sc_.nodes) : SaQuery::switch_table();
-  mad.send(table_retry_, mad_rng_, sa_, queue_, now_ns_, n, table * 2 + static_cast<std::uint64_t>(part),
+  mad.send(round_trips_.applied_to(n, Manager::sa, table_retry_), mad_rng_, sa_, queue_, now_ns_, n, table * 2 + static_cast<std::uint64_t>(part),
            EventKind::table_answer, EventKind::table_timeout, query);
 }
 
@@ -135,7 +135,7 @@ bool Simulator::send_size(std::uint32_t n, const core::SubnetSizeQuery& query) {
 
 void Simulator::size_attempt(std::uint32_t n) {
   PendingSize& size = *nodes_[n].size;
-  size.mad.send(table_retry_, mad_rng_, sa_, queue_, now_ns_, n, size.seq, EventKind::size_answer,
+  size.mad.send(round_trips_.applied_to(n, Manager::sa, table_retry_), mad_rng_, sa_, queue_, now_ns_, n, size.seq, EventKind::size_answer,
                 EventKind::size_timeout, SaQuery::switch_table());
 }
 
