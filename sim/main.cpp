@@ -116,6 +116,9 @@ int main(int argc, char** argv) {
                  "daemon: fabric.sm_refresh_spread_ms (after an SM change, subscriptions and the broadcast group)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", sc.seed, "random seed");
+  double progress_s = 0;
+  app.add_option("--progress-s", progress_s, "a progress line on stderr every this many virtual seconds")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--bucket-ms", bucket_ms, "time-series bucket width")->check(CLI::PositiveNumber);
   app.add_option("--max-exact-queries", sc.max_exact_queries,
                  "per-process job-start above this many SA queries is computed in closed form");
@@ -136,6 +139,7 @@ int main(int argc, char** argv) {
   sc.sa.latency_ns = std::llround(latency_us * 1e3);
   sc.mad_timeout_ns = std::llround(mad_timeout_ms * 1e6);
   sc.bucket_ns = std::llround(bucket_ms * 1e6);
+  sc.progress_ns = std::llround(progress_s * 1e9);
   sc.monitor.enabled = !no_monitor;
   sc.mad_timers_follow_rtt = !fixed_mad_timers;
   sc.monitor.poll_ns = std::llround(poll_interval_ms * 1e6);

@@ -98,6 +98,8 @@ void Monitor::handle(const Event& e, std::int64_t now_ns) {
   bool answered = true;
   if (e.kind == EventKind::monitor_lost) {
     if (!mad->attempts.is_timer(e.time_ns)) return;
+    ++totals_.timeouts;
+    round_trips_.on_timeout(n, manager_of(mad->purpose), mad->attempts, now_ns);
     on_remote_timeout(n, now_ns, mad->attempts.sent_ns());  // MadRequester reports every timed-out remote attempt
     if (mad->attempts.next_attempt(policy_of(mad->purpose))) return attempt(n, e.arg, *mad, now_ns);
     answered = false;

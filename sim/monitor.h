@@ -38,6 +38,7 @@ struct MonitorTotals {
   std::uint64_t local_mads = 0;   // 0-hop PortInfo polls of the own port
   std::uint64_t full_checks = 0;
   std::uint64_t routine_checks = 0;
+  std::uint64_t timeouts = 0;     // remote attempts whose timer fired first
 };
 
 class Monitor {

@@ -2,7 +2,8 @@
 // so that the simulated MADs wait as long as the real ones: per node, the SA's (GETs, trap
 // subscriptions, broadcast-group reads) and the SM's (SMInfo), apart as MadRequester keeps them by
 // management class. A sample is an answer to a request's first attempt (Karn); GetTables give
-// none and keep their own longer timer.
+// none and keep their own longer timer. A timer that fired backs the floor off
+// (RoundTripEstimate::on_timeout) until the next sample.
 #pragma once
 
 #include <array>
@@ -26,17 +27,24 @@ class RoundTrips {
   fabric::RetryPolicy applied_to(std::uint32_t node, Manager manager, const fabric::RetryPolicy& policy) const {
     return follow_ ? estimate(node, manager).applied_to(policy) : policy;
   }
-  // The answer (at `answer_ns`) to `mad` of `node` reached it: a sample if it answered the first attempt.
+  // The answer (at `answer_ns`) to a single-MAD request `mad` of `node` (not a GetTable): a sample
+  // if it answered the first attempt.
   void on_answer(std::uint32_t node, Manager manager, const MadAttempts& mad, std::int64_t answer_ns) {
-    if (mad.attempt() == 0) {
-      estimates_[node][static_cast<std::size_t>(manager)].on_sample(core::Duration(answer_ns - mad.sent_ns()));
-    }
+    if (mad.attempt() == 0) at(node, manager).on_sample(core::Duration(answer_ns - mad.sent_ns()));
+  }
+  // The running attempt of `mad` timed out at `now_ns` (before next_attempt()).
+  void on_timeout(std::uint32_t node, Manager manager, const MadAttempts& mad, std::int64_t now_ns) {
+    at(node, manager).on_timeout(core::Duration(now_ns - mad.sent_ns()));
   }
   const fabric::RoundTripEstimate& estimate(std::uint32_t node, Manager manager) const {
     return estimates_[node][static_cast<std::size_t>(manager)];
   }
 
  private:
+  fabric::RoundTripEstimate& at(std::uint32_t node, Manager manager) {
+    return estimates_[node][static_cast<std::size_t>(manager)];
+  }
+
   std::vector<std::array<fabric::RoundTripEstimate, 2>> estimates_;
   bool follow_;
 };

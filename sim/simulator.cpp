@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 namespace ibat::sim {
@@ -147,8 +148,13 @@ bool Simulator::finished() const {
 RunResult Simulator::run() {
   const auto wall_start = std::chrono::steady_clock::now();
   start();
+  std::int64_t next_progress_ns = sc_.progress_ns;
   while (!queue_.empty() && !finished()) {
     const Event e = queue_.pop();
+    if (sc_.progress_ns > 0 && e.time_ns >= next_progress_ns) {
+      report_progress();
+      next_progress_ns = (e.time_ns / sc_.progress_ns + 1) * sc_.progress_ns;
+    }
     now_ns_ = e.time_ns;
     ++result_.events;
     handle(e);
@@ -157,6 +163,21 @@ RunResult Simulator::run() {
   result.warmup = warmup_;
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
+}
+
+// One line of the run so far (--progress-s), for runs that take minutes: where the SA's work and
+// the MAD timers stand.
+void Simulator::report_progress() const {
+  const RunResult r = figures(std::max<std::int64_t>(0, now_ns_ - sc_.progress_ns), nullptr);  // max_wait: this window's
+  std::fprintf(stderr,
+               "t=%.0fs gets=%llu tables=%llu monitor=%llu timeouts get/table/monitor=%llu/%llu/%llu "
+               "sa_busy=%.1fs window_max_wait=%.0fms failed=%llu tables_answered=%llu tables_failed=%llu\n",
+               static_cast<double>(now_ns_) / 1e9, static_cast<unsigned long long>(r.sa_queries),
+               static_cast<unsigned long long>(r.sa_tables), static_cast<unsigned long long>(r.monitor_remote_mads),
+               static_cast<unsigned long long>(r.get_timeouts), static_cast<unsigned long long>(r.table_timeouts),
+               static_cast<unsigned long long>(r.monitor_timeouts), r.sa_busy_s, r.sa_max_wait_ms,
+               static_cast<unsigned long long>(r.failures), static_cast<unsigned long long>(r.tables_answered),
+               static_cast<unsigned long long>(r.tables_failed));
 }
 
 void Simulator::start() {
@@ -397,6 +418,8 @@ void Simulator::on_query_timer(const Event& e) {
   Node& node = nodes_[e.node];
   PendingQuery* pending = node.queries.find(e.arg);
   if (pending == nullptr || !pending->mad.is_timer(e.time_ns)) return;
+  ++result_.get_timeouts;
+  if (node.resolver) round_trips_.on_timeout(e.node, Manager::sa, pending->mad, now_ns_);
   if (node.resolver) monitor_.on_remote_timeout(e.node, now_ns_, pending->mad.sent_ns());  // may be the SM restarting
   if (pending->mad.next_attempt(sa_retry_)) return attempt(e.node, e.arg, *pending);
   finish_query(e.node, e.arg, false);

@@ -182,6 +182,7 @@ class Simulator {
   core::PathRecord path_between(std::uint32_t node, std::uint32_t dest) const;
   std::uint32_t working_set_dest(std::uint32_t node, std::uint32_t index) const;
   bool finished() const;
+  void report_progress() const;
   // The run's figures from `from_ns` to now; counters minus those of `before` (the warm-up) if given.
   RunResult figures(std::int64_t from_ns, const RunResult* before) const;
 

@@ -105,6 +105,10 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
   const core::Lid dlid = entry.request.dlid;
   const auto heard = last_heard_.find(dlid.value);
   const bool heard_since_sent = heard != last_heard_.end() && heard->second >= entry.attempt_sent;
+  if (route != MadRoute::smi_directed) {
+    const core::Duration fired = core::SteadyClock{}.now() - entry.attempt_sent;
+    round_trips_[round_trip_key(entry.expect.mgmt_class, dlid)].on_timeout(fired);
+  }
   if (entry.attempt < entry.policy.retries) {
     ++entry.attempt;
     ++counters_.retries;
