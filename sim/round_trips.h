@@ -1,9 +1,9 @@
 // The round trips each simulated ibatd's MadRequester has measured (fabric/round_trip_estimate.h),
 // so that the simulated MADs wait as long as the real ones: per node, the SA's (GETs, trap
 // subscriptions, broadcast-group reads) and the SM's (SMInfo), apart as MadRequester keeps them by
-// management class. A sample is an answer to a request's first attempt (Karn); GetTables give
-// none and keep their own longer timer. A timer that fired backs the floor off
-// (RoundTripEstimate::on_timeout) until the next sample.
+// management class. A sample is an answer to a request's first attempt (Karn); a timer that fired
+// backs the floor off (RoundTripEstimate::on_timeout) until the next sample. GetTables do neither
+// (MadRequester::times_round_trip) and keep their own longer timer, raised to the floor.
 #pragma once
 
 #include <array>

@@ -87,7 +87,6 @@ void Simulator::on_table_timer(const Event& e) {
   const auto live = live_table_part(e);
   if (!live || !live->mad->is_timer(e.time_ns)) return;
   ++result_.table_timeouts;
-  round_trips_.on_timeout(e.node, Manager::sa, *live->mad, now_ns_);
   monitor_.on_remote_timeout(e.node, now_ns_, live->mad->sent_ns());  // MadRequester reports every timed-out remote attempt
   if (live->mad->next_attempt(table_retry_)) return table_attempt(e.node, live->table, *live->pending, live->part);
   table_part_done(e.node, live->table, live->part, false);
@@ -153,7 +152,6 @@ void Simulator::on_size_timer(const Event& e) {
   Node& node = nodes_[e.node];
   if (!node.size || node.size->seq != e.arg || !node.size->mad.is_timer(e.time_ns)) return;
   ++result_.table_timeouts;
-  round_trips_.on_timeout(e.node, Manager::sa, node.size->mad, now_ns_);
   monitor_.on_remote_timeout(e.node, now_ns_, node.size->mad.sent_ns());
   if (node.size->mad.next_attempt(table_retry_)) return size_attempt(e.node);
   size_done(e.node, false);

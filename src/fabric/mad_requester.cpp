@@ -63,6 +63,13 @@ void MadRequester::retarget(MadRoute route, core::Lid dlid) {
   }
 }
 
+// A single-MAD request to another LID times its manager's round trip (and backs it off on a
+// timeout); a GetTable's (RMPP) answer carries its own records' work and transfer, and its long
+// timer firing says more of an SA gone than of its queue.
+bool MadRequester::times_round_trip(const Outstanding& entry) {
+  return entry.request.route != MadRoute::smi_directed && entry.expect.method != mad::method::kGetTableResp;
+}
+
 // The request's policy, its timers raised to its manager's round trip as measured now.
 RetryPolicy MadRequester::policy_now(const Outstanding& entry) const {
   if (entry.request.route == MadRoute::smi_directed) return entry.policy;
@@ -105,7 +112,7 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
   const core::Lid dlid = entry.request.dlid;
   const auto heard = last_heard_.find(dlid.value);
   const bool heard_since_sent = heard != last_heard_.end() && heard->second >= entry.attempt_sent;
-  if (route != MadRoute::smi_directed) {
+  if (times_round_trip(entry)) {
     const core::Duration fired = core::SteadyClock{}.now() - entry.attempt_sent;
     round_trips_[round_trip_key(entry.expect.mgmt_class, dlid)].on_timeout(fired);
   }
@@ -147,9 +154,8 @@ bool MadRequester::on_receive(const ReceivedMad& mad) {
     ++counters_.invalid_responses;  // keep waiting: the real answer may still come
     return true;
   }
-  // Karn: only an answer to the first attempt times the round trip; a GetTable's (RMPP) answer
-  // carries its own records' work and transfer, not the manager's queue alone.
-  if (entry.attempt == 0 && entry.request.route != MadRoute::smi_directed && entry.expect.method != mad::method::kGetTableResp) {
+  // Karn: only an answer to the first attempt times the round trip.
+  if (entry.attempt == 0 && times_round_trip(entry)) {
     round_trips_[round_trip_key(entry.expect.mgmt_class, entry.request.dlid)].on_sample(now - entry.attempt_sent);
   }
   AnswerHandler on_answer = std::move(it->second->on_answer);
