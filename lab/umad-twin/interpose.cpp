@@ -13,6 +13,10 @@
 //   IBSIM_SOCKNAME the simulator of CAs without @; SIM_SET_ISSM=1 attach as an SM (traps reach us)
 //   IBAT_TWIN_SYSFS_DIR where the fake sysfs goes (sys-<pid>/, removed at exit; default $TMPDIR or /tmp)
 //   IBAT_TWIN_STATS  a file the twin writes its counters to (one JSON object) when the process exits
+//   IBAT_TWIN_VERBS=0 no verbs devices (a host without HCA events: ibatd then polls); otherwise
+//                  each CA is also a verbs device that raises the HCA's async events (verbs_devices.h)
+//   IBAT_TWIN_EVENTS_DIR where the twins of one machine's fabrics tell each other of ClientReregister
+//                  Sets (port_event_bus.h); unset: no CLIENT_REREGISTER events
 //   IBAT_TWIN_CONTROL a FIFO (made if missing, removed at exit if made) of "remove <ca>" / "add <ca>"
 //                  lines, each answered by the line appended to <path>.done (hotplug.h). Lines
 //                  already in it when the twin starts are carried out before the program's first
@@ -50,8 +54,11 @@
 #include "hotplug.h"
 #include "ibsim_link.h"
 #include "mad_layer.h"
+#include "port_event_bus.h"
 #include "raw_io.h"
+#include "sma_watch.h"
 #include "uevent.h"
+#include "verbs_devices.h"
 
 namespace ibat::umad_twin {
 namespace {
@@ -129,6 +136,7 @@ class Twin {
       }
     }
     present_.assign(cas_.size(), true);
+    open_port_events(configs);
     if (const char* control = std::getenv("IBAT_TWIN_CONTROL"); control && *control) {
       try {
         control_ = std::make_unique<ControlFifo>(control);
@@ -153,6 +161,7 @@ class Twin {
   }
 
   MadLayer& layer() { return layer_; }
+  VerbsDevices* verbs() { return verbs_.get(); }
   const FakeSysfs& sysfs() const { return sysfs_; }
 
   int ca_of_device(const char* path, const char* kind) const {
@@ -202,6 +211,65 @@ class Twin {
   }
 
  private:
+  // The verbs devices (unless IBAT_TWIN_VERBS=0) and each CA's port event socket (when
+  // IBAT_TWIN_EVENTS_DIR is set). `configs`: those of the CAs attached, in order.
+  void open_port_events(const std::vector<CaConfig>& configs) {
+    std::vector<std::string> names;
+    for (const CaRecords& ca : cas_) names.push_back(ca.name);
+    const char* verbs = std::getenv("IBAT_TWIN_VERBS");
+    if (!verbs || std::strcmp(verbs, "0") != 0) verbs_ = std::make_unique<VerbsDevices>(names);
+    watch_.resize(cas_.size());
+    const char* dir = std::getenv("IBAT_TWIN_EVENTS_DIR");
+    if (dir && *dir) events_dir_ = dir;
+    for (const CaConfig& c : configs) {
+      const auto it = std::find_if(cas_.begin(), cas_.end(), [&](const CaRecords& r) { return r.name == c.name; });
+      if (it == cas_.end()) continue;
+      socknames_.push_back(c.sockname);
+      std::unique_ptr<PortEventBus> bus;
+      if (!events_dir_.empty()) {
+        const auto id = static_cast<std::uint32_t>(::getpid()) + static_cast<std::uint32_t>(buses_.size()) * kPidSpan;
+        try {
+          bus = std::make_unique<PortEventBus>(events_dir_, c.sockname, port_guid(*it), id);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "ibat-umad-twin: CA %s gets no CLIENT_REREGISTER events: %s\n", c.name.c_str(), e.what());
+        }
+      }
+      buses_.push_back(std::move(bus));
+    }
+  }
+
+  // The ports with an open verbs context: their PortInfo and P_Key table as ibsim has them now,
+  // against the last look, raised as the HCA's events (the first look after an open sets the base).
+  void watch_ports() {
+    if (!verbs_) return;
+    for (std::size_t k = 0; k < cas_.size(); ++k) {
+      if (!verbs_->watched(static_cast<unsigned>(k)) || !present_[k]) {
+        watch_[k].reset();
+        continue;
+      }
+      PortLook look;
+      try {
+        look = {links_[k]->port_info(), links_[k]->pkeys()};
+      } catch (const std::exception& e) {
+        continue;  // ibsim gone: the fabric is going down
+      }
+      if (watch_[k]) {
+        for (const ibv_event_type type : port_changes(watch_[k]->port, look.port, watch_[k]->pkeys, look.pkeys)) {
+          verbs_->raise(static_cast<unsigned>(k), type, static_cast<int>(port_number(cas_[k])));
+        }
+      }
+      watch_[k] = look;
+    }
+  }
+
+  // The SM's twin says CA k's SMA took a ClientReregister: what changed with it first (its LID,
+  // its SM), then CLIENT_REREGISTER, on every open context of the CA.
+  void on_client_reregister(std::size_t k) {
+    if (!verbs_ || !verbs_->watched(static_cast<unsigned>(k))) return;
+    watch_ports();
+    verbs_->raise(static_cast<unsigned>(k), IBV_EVENT_CLIENT_REREGISTER, static_cast<int>(port_number(cas_[k])));
+  }
+
   static std::string sysfs_root() {
     const char* dir = std::getenv("IBAT_TWIN_SYSFS_DIR");
     if (!dir || !*dir) dir = std::getenv("TMPDIR");
@@ -220,7 +288,8 @@ class Twin {
                    "\"unmatched_responses\": %llu, \"undeliverable_requests\": %llu, \"bounced\": %llu, "
                    "\"retries\": %llu, \"timeouts\": %llu, \"queue_full\": %llu, \"acks_sent\": %llu, "
                    "\"acks_received\": %llu, \"segments_resent\": %llu, \"aborts_sent\": %llu, "
-                   "\"aborts_received\": %llu, \"output_full\": %llu, \"injected_losses\": %llu}\n",
+                   "\"aborts_received\": %llu, \"output_full\": %llu, \"injected_losses\": %llu, "
+                   "\"verbs_events\": %llu}\n",
                    cas_.size(), static_cast<unsigned long long>(c.sent), static_cast<unsigned long long>(c.received),
                    static_cast<unsigned long long>(c.segments_sent), static_cast<unsigned long long>(c.segments_received),
                    static_cast<unsigned long long>(c.reassembled), static_cast<unsigned long long>(c.rmpp_dropped),
@@ -230,13 +299,15 @@ class Twin {
                    static_cast<unsigned long long>(c.queue_full), static_cast<unsigned long long>(c.acks_sent),
                    static_cast<unsigned long long>(c.acks_received), static_cast<unsigned long long>(c.segments_resent),
                    static_cast<unsigned long long>(c.aborts_sent), static_cast<unsigned long long>(c.aborts_received),
-                   static_cast<unsigned long long>(c.output_full), static_cast<unsigned long long>(c.injected_losses));
+                   static_cast<unsigned long long>(c.output_full), static_cast<unsigned long long>(c.injected_losses),
+                   static_cast<unsigned long long>(verbs_ ? verbs_->raised() : 0));
       std::fclose(f);
     }
   }
 
   WireStatus send(unsigned ca, const SimRequest& r, bool may_block) {
     if (ca >= links_.size()) return WireStatus::failed;
+    sma_.on_send(r.mad);
     if (::send(links_[ca]->data_fd(), &r, sizeof r, may_block ? 0 : MSG_DONTWAIT) == static_cast<ssize_t>(sizeof r)) {
       return WireStatus::sent;
     }
@@ -249,11 +320,23 @@ class Twin {
     for (const auto& link : links_) fds.push_back({link->data_fd(), POLLIN, 0});
     fds.push_back({wake_, POLLIN, 0});
     if (control_) fds.push_back({control_->fd(), POLLIN, 0});
+    const std::size_t first_bus = fds.size();
+    for (const auto& bus : buses_) fds.push_back({bus ? bus->fd() : -1, POLLIN, 0});
     std::optional<std::chrono::steady_clock::time_point> next;
+    auto next_watch = std::chrono::steady_clock::now();
     while (!stopping_) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= next_watch) {
+        watch_ports();
+        next_watch = now + kPortRefresh;
+      }
+      std::optional<std::chrono::steady_clock::time_point> wake_at = next;
+      if (verbs_ && std::any_of(watch_.begin(), watch_.end(), [](const auto& w) { return w.has_value(); }) ) {
+        wake_at = wake_at ? std::min(*wake_at, next_watch) : next_watch;
+      }
       int wait_ms = -1;
-      if (next) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - std::chrono::steady_clock::now());
+      if (wake_at) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(*wake_at - std::chrono::steady_clock::now());
         wait_ms = static_cast<int>(std::max<long>(0, left.count()));
       }
       // A datagram ibsim could not take yet (its queue holds max_dgram_qlen): wait until it can.
@@ -265,6 +348,9 @@ class Twin {
         if (!(fds[k].revents & POLLIN)) continue;
         SimRequest r;
         while (::recv(fds[k].fd, &r, sizeof r, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof r)) {
+          if (const auto guid = sma_.on_receive(r.mad); guid && !events_dir_.empty()) {
+            PortEventBus::announce(events_dir_, socknames_[k], *guid);
+          }
           layer_.on_packet(static_cast<unsigned>(k), r, std::chrono::steady_clock::now());
         }
       }
@@ -273,6 +359,10 @@ class Twin {
         (void)!raw_read(wake_, &drained, sizeof drained);
       }
       if (control_ && (fds[links + 1].revents & POLLIN)) on_control();
+      for (std::size_t k = 0; k < buses_.size(); ++k) {
+        if (!(fds[first_bus + k].revents & POLLIN)) continue;
+        if (!buses_[k]->receive().empty()) on_client_reregister(k);
+      }
       next = layer_.on_timer(std::chrono::steady_clock::now());
     }
   }
@@ -338,8 +428,19 @@ class Twin {
     seqnum_ += events.size();
   }
 
+  struct PortLook {
+    std::array<std::uint8_t, 64> port{};
+    std::array<std::uint8_t, 64> pkeys{};
+  };
+
   std::vector<CaRecords> cas_;
   std::vector<std::unique_ptr<IbsimLink>> links_;
+  SmaWatch sma_;                          // every MAD sent and received (the SM's process acts on it)
+  std::unique_ptr<VerbsDevices> verbs_;  // null: IBAT_TWIN_VERBS=0
+  std::string events_dir_;                // IBAT_TWIN_EVENTS_DIR
+  std::vector<std::string> socknames_;    // each CA's simulator
+  std::vector<std::unique_ptr<PortEventBus>> buses_;  // each CA's (null without IBAT_TWIN_EVENTS_DIR)
+  std::vector<std::optional<PortLook>> watch_;        // receive thread only: each watched port's last look
   std::vector<std::chrono::steady_clock::time_point> refreshed_;
   std::vector<bool> present_;  // not removed through the control FIFO; under sysfs_mutex_
   std::mutex sysfs_mutex_;     // the fake sysfs and the CA records it is written from
@@ -586,6 +687,65 @@ int setsockopt(int fd, int level, int name, const void* value, socklen_t length)
   static auto next = next_symbol<int (*)(int, int, int, const void*, socklen_t)>("setsockopt");
   if (uevent_sockets().owns(fd)) return 0;  // SO_RCVBUF(FORCE), SO_PASSCRED, ...: nothing to set on a socketpair
   return next(fd, level, name, value, length);
+}
+
+// libibverbs' device and async-event calls, for the twin's CAs (verbs_devices.h); with
+// IBAT_TWIN_VERBS=0, or for a device or context not the twin's, libibverbs' own.
+ibv_device** ibv_get_device_list(int* count) {
+  static auto next = next_symbol<ibv_device** (*)(int*)>("ibv_get_device_list");
+  Twin* twin = twin_for("/sys/class/infiniband");
+  if (twin && twin->verbs()) return twin->verbs()->list(count);
+  if (next) return next(count);
+  errno = ENOSYS;
+  return nullptr;
+}
+
+void ibv_free_device_list(ibv_device** list) {
+  static auto next = next_symbol<void (*)(ibv_device**)>("ibv_free_device_list");
+  if (twin_instance && twin_instance->verbs()) return VerbsDevices::free_list(list);
+  if (next) next(list);
+}
+
+const char* ibv_get_device_name(ibv_device* device) {
+  static auto next = next_symbol<const char* (*)(ibv_device*)>("ibv_get_device_name");
+  if (twin_instance && twin_instance->verbs() && twin_instance->verbs()->owns(device)) return device->name;
+  return next ? next(device) : nullptr;
+}
+
+ibv_context* ibv_open_device(ibv_device* device) {
+  static auto next = next_symbol<ibv_context* (*)(ibv_device*)>("ibv_open_device");
+  if (twin_instance && twin_instance->verbs() && twin_instance->verbs()->owns(device)) {
+    ibv_context* context = twin_instance->verbs()->open(device);
+    twin_instance->wake();  // its port is watched from now on
+    return context;
+  }
+  if (next) return next(device);
+  errno = ENOSYS;
+  return nullptr;
+}
+
+int ibv_close_device(ibv_context* context) {
+  static auto next = next_symbol<int (*)(ibv_context*)>("ibv_close_device");
+  if (twin_instance && twin_instance->verbs() && twin_instance->verbs()->owns(context)) {
+    return twin_instance->verbs()->close(context);
+  }
+  return next ? next(context) : ENOSYS;
+}
+
+int ibv_get_async_event(ibv_context* context, ibv_async_event* event) {
+  static auto next = next_symbol<int (*)(ibv_context*, ibv_async_event*)>("ibv_get_async_event");
+  if (twin_instance && twin_instance->verbs() && twin_instance->verbs()->owns(context)) {
+    return twin_instance->verbs()->get_event(context, event);
+  }
+  if (next) return next(context, event);
+  errno = ENOSYS;
+  return -1;
+}
+
+void ibv_ack_async_event(ibv_async_event* event) {
+  static auto next = next_symbol<void (*)(ibv_async_event*)>("ibv_ack_async_event");
+  if (twin_instance && twin_instance->verbs()) return;  // the twin's events hold no object to release
+  if (next) next(event);
 }
 
 int ioctl(int fd, unsigned long request, ...) {

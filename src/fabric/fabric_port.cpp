@@ -182,7 +182,12 @@ void FabricPort::start() {
   impl.requester.on_remote_timeout([&impl](MadRoute, core::Lid, bool heard_since_sent) {
     if (!heard_since_sent) impl.monitor.suspect_timeout();
   });
-  if (impl.port_events) impl.port_events->start([&impl](PortEvent e) { impl.monitor.on_port_event(e); });
+  if (impl.port_events) {
+    impl.port_events->start([&impl](PortEvent e) {
+      if (impl.events.on_port_event) impl.events.on_port_event(e);
+      impl.monitor.on_port_event(e);
+    });
+  }
   impl.monitor.start();
 }
 

@@ -18,10 +18,11 @@
 #include "core/types.h"
 #include "fabric/fabric_options.h"
 #include "fabric/path_table.h"
+#include "fabric/port_events.h"
 
 namespace ibat::fabric {
 
-// What the port reports: the inputs of its Resolver (core/fabric_input.h), and two notices that
+// What the port reports: the inputs of its Resolver (core/fabric_input.h), and three notices that
 // are the operator's alone.
 struct FabricEvents {
   core::FabricInput* input = nullptr;  // none: nobody listens
@@ -30,6 +31,8 @@ struct FabricEvents {
   // Once per SM when PathRecord GetTables go off (refused, unanswered, unreadable; or no RMPP at
   // the first table asked for): why. Until the next SM, use GETs.
   std::function<void(const std::string& reason)> on_table_fallback;
+  // Each HCA event of the port (verbs async events), before the port monitor acts on it.
+  std::function<void(PortEvent event)> on_port_event;
 };
 
 class FabricPort final : public core::QuerySink {

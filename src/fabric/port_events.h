@@ -26,7 +26,19 @@ enum class PortEvent : std::uint8_t {
   pkey_change,
 };
 
-std::string_view to_string(PortEvent event);
+// Its name, for logs (inline: the daemon's library logs events without linking the fabric's).
+constexpr std::string_view to_string(PortEvent event) {
+  switch (event) {
+    case PortEvent::sm_change: return "sm_change";
+    case PortEvent::client_reregister: return "client_reregister";
+    case PortEvent::lid_change: return "lid_change";
+    case PortEvent::port_active: return "port_active";
+    case PortEvent::port_error: return "port_error";
+    case PortEvent::gid_change: return "gid_change";
+    case PortEvent::pkey_change: return "pkey_change";
+  }
+  return "unknown";
+}
 
 class PortEventSource {
  public:

@@ -7,8 +7,8 @@ source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/e2e_lib.sh"
 name=$(lab_name e2enw)
 lab_up "$name" --topology "$TOPO/fattree-32.net" >/dev/null
-# The daemon idles at the SM restart, which only its routine SM/SA check sees (docs/fabric.md):
-# check every 1-1.5 s instead of 60-90 s.
+# The daemon idles at the SM restart: the HCA's CLIENT_REREGISTER tells it (docs/fabric.md), or,
+# were events missing, its routine SM/SA check, here every 1-1.5 s instead of 60-90 s.
 write_config "$E2E_DIR/d.toml"
 sed -i 's/^\[fabric\]$/[fabric]\nsm_check_interval_s = 1/' "$E2E_DIR/d.toml"
 start_ibatd "$name" h0001 d

@@ -112,6 +112,7 @@ fabric::FabricEvents PortRuntime::events() {
     spdlog::warn("PathRecord GetTables off until the next SM: {}; paths are asked one GET at a time ({})", reason,
                  name());
   };
+  e.on_port_event = [this](fabric::PortEvent event) { spdlog::info("HCA event {} ({})", fabric::to_string(event), name()); };
   return e;
 }
 
