@@ -39,6 +39,8 @@ class MadAttempts {
       timer_ns_ = kNever;
     }
   }
+  // The running (or last) attempt: 0 = the first send.
+  std::uint32_t attempt() const { return attempt_; }
   // When the running (or last) attempt was sent.
   std::int64_t sent_ns() const { return sent_ns_; }
   // An answer event at `time_ns` is this request's answer (others are late duplicates).

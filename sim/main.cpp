@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   double sa_outage_at = -1.0;
   bool json = false;
   bool no_monitor = false;
+  bool fixed_mad_timers = false;
   double poll_interval_ms = 1000.0;
   double sm_check_interval_s = 60.0;
   double sm_refresh_spread_ms = 0.0;
@@ -103,6 +104,9 @@ int main(int argc, char** argv) {
   app.add_option("--sa-outage-at", sa_outage_at, "SA unavailable from this time, s (no SM change)");
   app.add_option("--sa-outage-s", sc.sa_outage_s, "length of that outage, s");
   app.add_flag("--no-monitor", no_monitor, "do not model the daemons' port monitor MADs");
+  app.add_flag("--fixed-mad-timers", fixed_mad_timers,
+               "MAD timers stay at --mad-timeout-ms (x 2^k) instead of following each daemon's SA "
+               "round trip (at least 2 x srtt, as ibatd's MadRequester): to compare");
   app.add_option("--poll-interval-ms", poll_interval_ms, "daemon: fabric.poll_interval_ms (local PortInfo)")
       ->check(CLI::PositiveNumber);
   app.add_option("--sm-check-interval-s", sm_check_interval_s,
@@ -112,6 +116,9 @@ int main(int argc, char** argv) {
                  "daemon: fabric.sm_refresh_spread_ms (after an SM change, subscriptions and the broadcast group)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", sc.seed, "random seed");
+  double progress_s = 0;
+  app.add_option("--progress-s", progress_s, "a progress line on stderr every this many virtual seconds")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--bucket-ms", bucket_ms, "time-series bucket width")->check(CLI::PositiveNumber);
   app.add_option("--max-exact-queries", sc.max_exact_queries,
                  "per-process job-start above this many SA queries is computed in closed form");
@@ -132,7 +139,9 @@ int main(int argc, char** argv) {
   sc.sa.latency_ns = std::llround(latency_us * 1e3);
   sc.mad_timeout_ns = std::llround(mad_timeout_ms * 1e6);
   sc.bucket_ns = std::llround(bucket_ms * 1e6);
+  sc.progress_ns = std::llround(progress_s * 1e9);
   sc.monitor.enabled = !no_monitor;
+  sc.mad_timers_follow_rtt = !fixed_mad_timers;
   sc.monitor.poll_ns = std::llround(poll_interval_ms * 1e6);
   sc.monitor.sm_check_ns = std::llround(sm_check_interval_s * 1e9);
   sc.monitor.refresh_spread_ns = std::llround(sm_refresh_spread_ms * 1e6);

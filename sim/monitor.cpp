@@ -15,10 +15,11 @@ std::int64_t ns_of(core::TimePoint t) { return t.time_since_epoch().count(); }
 // routine interval before, so the next routine checks are spread over the first interval. The
 // others wait for start_daemon(), unsubscribed.
 Monitor::Monitor(const MonitorOptions& options, std::uint32_t nodes, const fabric::RetryPolicy& sa_retry,
-                 std::uint64_t seed, EventQueue& queue, SaModel& sa)
+                 RoundTrips& round_trips, std::uint64_t seed, EventQueue& queue, SaModel& sa)
     : options_(options),
       check_retry_{core::Duration{options.check_timeout_ns}, options.check_retries},
       sa_retry_(sa_retry),
+      round_trips_(round_trips),
       queue_(queue),
       sa_(sa),
       rng_(seed ^ 0x6d6f6e69746f72ULL) {  // its own stream: the workload's draws do not move
@@ -97,6 +98,8 @@ void Monitor::handle(const Event& e, std::int64_t now_ns) {
   bool answered = true;
   if (e.kind == EventKind::monitor_lost) {
     if (!mad->attempts.is_timer(e.time_ns)) return;
+    ++totals_.timeouts;
+    round_trips_.on_timeout(n, manager_of(mad->purpose), mad->attempts, now_ns);
     on_remote_timeout(n, now_ns, mad->attempts.sent_ns());  // MadRequester reports every timed-out remote attempt
     if (mad->attempts.next_attempt(policy_of(mad->purpose))) return attempt(n, e.arg, *mad, now_ns);
     answered = false;
@@ -104,6 +107,7 @@ void Monitor::handle(const Event& e, std::int64_t now_ns) {
     return;
   } else {
     on_remote_answer(n, now_ns);
+    round_trips_.on_answer(n, manager_of(mad->purpose), mad->attempts, now_ns);
   }
   const Purpose purpose = mad->purpose;
   s.mads.erase(e.arg);
@@ -135,7 +139,7 @@ void Monitor::send(std::uint32_t n, Purpose purpose, std::int64_t now_ns) {
 
 void Monitor::attempt(std::uint32_t n, std::uint64_t id, Mad& mad, std::int64_t now_ns) {
   ++totals_.remote_mads;
-  mad.attempts.send(policy_of(mad.purpose), rng_, sa_, queue_, now_ns, n, id, EventKind::monitor_reply,
+  mad.attempts.send(round_trips_.applied_to(n, manager_of(mad.purpose), policy_of(mad.purpose)), rng_, sa_, queue_, now_ns, n, id, EventKind::monitor_reply,
                     EventKind::monitor_lost);
 }
 

@@ -4,7 +4,8 @@
 // routine (the subscription check; SMInfo if unanswered) or full (SMInfo, then the subscription
 // check). An SM change, and a daemon's start (boot, --warm-s), also (re-)subscribe to traps 64/65
 // and (re-)read the broadcast group. Every remote MAD runs MadRequester's attempts
-// (sim/mad_attempts.h) as SA/SM arrivals in the SA model, so the SA load includes them. See
+// (sim/mad_attempts.h) as SA/SM arrivals in the SA model, so the SA load includes them, each timer
+// raised to the node's round trip to the SA (or, for SMInfo, the SM: sim/round_trips.h). See
 // docs/scale.md "Monitoring MADs".
 #pragma once
 
@@ -17,6 +18,7 @@
 #include "sim/event_queue.h"
 #include "sim/mad_attempts.h"
 #include "sim/query_table.h"
+#include "sim/round_trips.h"
 #include "sim/sa_model.h"
 
 namespace ibat::sim {
@@ -36,6 +38,7 @@ struct MonitorTotals {
   std::uint64_t local_mads = 0;   // 0-hop PortInfo polls of the own port
   std::uint64_t full_checks = 0;
   std::uint64_t routine_checks = 0;
+  std::uint64_t timeouts = 0;     // remote attempts whose timer fired first
 };
 
 class Monitor {
@@ -44,7 +47,7 @@ class Monitor {
   // confirmed, random poll phase, each one's last check settled at a random time within one
   // routine interval before. Otherwise none runs before its start_daemon().
   Monitor(const MonitorOptions& options, std::uint32_t nodes, const fabric::RetryPolicy& sa_retry,
-          std::uint64_t seed, EventQueue& queue, SaModel& sa);
+          RoundTrips& round_trips, std::uint64_t seed, EventQueue& queue, SaModel& sa);
 
   void start();  // schedules every running node's first due check
   // The daemon of `node` starts (FabricPort::start): its first poll, at once, finds the SM, so it
@@ -99,6 +102,7 @@ class Monitor {
   void send(std::uint32_t n, Purpose purpose, std::int64_t now_ns);
   void attempt(std::uint32_t n, std::uint64_t id, Mad& mad, std::int64_t now_ns);
   const fabric::RetryPolicy& policy_of(Purpose purpose) const;
+  static Manager manager_of(Purpose purpose) { return purpose == Purpose::sm_info ? Manager::sm : Manager::sa; }
   void done(std::uint32_t n, Purpose purpose, bool answered, std::int64_t now_ns);
   void finish(std::uint32_t n, std::int64_t now_ns);
   void schedule(std::uint32_t n, std::int64_t now_ns);
@@ -107,6 +111,7 @@ class Monitor {
   MonitorOptions options_;
   fabric::RetryPolicy check_retry_;  // SMInfo and the subscription check (fabric_port.cpp)
   fabric::RetryPolicy sa_retry_;     // the SM-change MADs: the SaClient's
+  RoundTrips& round_trips_;
   EventQueue& queue_;
   SaModel& sa_;
   std::mt19937_64 rng_;

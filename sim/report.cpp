@@ -53,6 +53,9 @@ nlohmann::json figures_json(const RunResult& r) {
       {"monitor_local_mads", r.monitor_local_mads},
       {"monitor_full_checks", r.monitor_full_checks},
       {"monitor_routine_checks", r.monitor_routine_checks},
+      {"get_timeouts", r.get_timeouts},
+      {"table_timeouts", r.table_timeouts},
+      {"monitor_timeouts", r.monitor_timeouts},
   };
 }
 

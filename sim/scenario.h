@@ -40,6 +40,9 @@ struct Scenario {
   // reported to the Resolver (or, for per-process, to the rank).
   std::int64_t mad_timeout_ns = 200'000'000;
   std::uint32_t mad_retries = 3;
+  // Each daemon's MAD timers follow the SA's round trip, as MadRequester's (RoundTripEstimate);
+  // false: the fixed timers above alone, as before (ibat-sim --fixed-mad-timers, to compare).
+  bool mad_timers_follow_rtt = true;
   // Every daemon's port monitor (not per-process: no daemon): its remote MADs reach the SA model.
   MonitorOptions monitor;
   // Outstanding connects per rank (per node for the cached strategies, whose ranks run in lockstep).
@@ -79,6 +82,8 @@ struct Scenario {
   double sa_outage_s = 0.0;
 
   std::int64_t bucket_ns = 1'000'000'000;
+  // > 0: a progress line on stderr every this much virtual time (ibat-sim --progress-s).
+  std::int64_t progress_ns = 0;
   // per-process job-start beyond this many SA queries is computed in closed form.
   std::uint64_t max_exact_queries = 50'000'000;
   bool force_analytic = false;
@@ -127,6 +132,11 @@ struct RunResult {
   std::uint64_t monitor_local_mads = 0;
   std::uint64_t monitor_full_checks = 0;
   std::uint64_t monitor_routine_checks = 0;
+  // MAD attempts whose timer fired before any answer (each resent, or given up after the last):
+  // the daemons' PathRecord GETs, their GetTables (paths, switches, subnet size), their monitors'.
+  std::uint64_t get_timeouts = 0;
+  std::uint64_t table_timeouts = 0;
+  std::uint64_t monitor_timeouts = 0;
   std::uint64_t events = 0;
   double wall_s = 0;
   std::string note;  // modelling remarks (e.g. what the closed form assumes)

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 namespace ibat::sim {
@@ -54,7 +55,7 @@ void Simulator::NodeSink::send_path_query(const core::PathQuery& query) {
   } else if (query.dlid) {
     dest = static_cast<std::uint32_t>(query.dlid->value - 1) % sim_.sc_.nodes;
   }
-  sim_.send_query(node_, query.id, dest, 0, query.mad_timeout);
+  sim_.send_query(node_, query.id, dest, 0);
 }
 
 // A GET's or a GetTable's (SaClient::cancel): resends stop, what the SA already has it computes.
@@ -70,7 +71,8 @@ Simulator::Simulator(const Scenario& scenario)
       sa_(scenario.sa, series_),
       sa_retry_(sa_retry_policy(scenario)),
       table_retry_(fabric::table_retry_policy(sa_retry_)),
-      monitor_(daemon_monitor(scenario), scenario.nodes, sa_retry_, scenario.seed, queue_, sa_),
+      round_trips_(scenario.nodes, scenario.mad_timers_follow_rtt),
+      monitor_(daemon_monitor(scenario), scenario.nodes, sa_retry_, round_trips_, scenario.seed, queue_, sa_),
       rng_(scenario.seed),
       mad_rng_(scenario.seed ^ 0x6d61642d74696d65ULL) {
   if (sc_.nodes < 2 || sc_.nodes > 20'000) throw std::invalid_argument("nodes must be in [2, 20000]");
@@ -146,8 +148,13 @@ bool Simulator::finished() const {
 RunResult Simulator::run() {
   const auto wall_start = std::chrono::steady_clock::now();
   start();
+  std::int64_t next_progress_ns = sc_.progress_ns;
   while (!queue_.empty() && !finished()) {
     const Event e = queue_.pop();
+    if (sc_.progress_ns > 0 && e.time_ns >= next_progress_ns) {
+      report_progress();
+      next_progress_ns = (e.time_ns / sc_.progress_ns + 1) * sc_.progress_ns;
+    }
     now_ns_ = e.time_ns;
     ++result_.events;
     handle(e);
@@ -156,6 +163,21 @@ RunResult Simulator::run() {
   result.warmup = warmup_;
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
+}
+
+// One line of the run so far (--progress-s), for runs that take minutes: where the SA's work and
+// the MAD timers stand.
+void Simulator::report_progress() const {
+  const RunResult r = figures(std::max<std::int64_t>(0, now_ns_ - sc_.progress_ns), nullptr);  // max_wait: this window's
+  std::fprintf(stderr,
+               "t=%.0fs gets=%llu tables=%llu monitor=%llu timeouts get/table/monitor=%llu/%llu/%llu "
+               "sa_busy=%.1fs window_max_wait=%.0fms failed=%llu tables_answered=%llu tables_failed=%llu\n",
+               static_cast<double>(now_ns_) / 1e9, static_cast<unsigned long long>(r.sa_queries),
+               static_cast<unsigned long long>(r.sa_tables), static_cast<unsigned long long>(r.monitor_remote_mads),
+               static_cast<unsigned long long>(r.get_timeouts), static_cast<unsigned long long>(r.table_timeouts),
+               static_cast<unsigned long long>(r.monitor_timeouts), r.sa_busy_s, r.sa_max_wait_ms,
+               static_cast<unsigned long long>(r.failures), static_cast<unsigned long long>(r.tables_answered),
+               static_cast<unsigned long long>(r.tables_failed));
 }
 
 void Simulator::start() {
@@ -372,22 +394,23 @@ void Simulator::complete(std::uint32_t n, std::uint32_t slot, core::Error error,
   }
 }
 
-void Simulator::send_query(std::uint32_t n, core::QueryId id, std::uint32_t dest, std::uint32_t slot,
-                           core::Duration mad_timeout) {
-  fabric::RetryPolicy policy = sa_retry_;
-  policy.timeout = std::max(policy.timeout, mad_timeout);  // SaClient::query_path
-  nodes_[n].queries.put(id, PendingQuery{dest, slot, policy, {}});
+void Simulator::send_query(std::uint32_t n, core::QueryId id, std::uint32_t dest, std::uint32_t slot) {
+  nodes_[n].queries.put(id, PendingQuery{dest, slot, {}});
   attempt(n, id, *nodes_[n].queries.find(id));
 }
 
+// An ibatd's GET waits as its MadRequester's round trip asks; each process's own (per-process)
+// keeps the fixed timer.
 void Simulator::attempt(std::uint32_t n, core::QueryId id, PendingQuery& pending) {
-  pending.mad.send(pending.policy, mad_rng_, sa_, queue_, now_ns_, n, id, EventKind::query_answer, EventKind::query_timeout);
+  const fabric::RetryPolicy policy = nodes_[n].resolver ? round_trips_.applied_to(n, Manager::sa, sa_retry_) : sa_retry_;
+  pending.mad.send(policy, mad_rng_, sa_, queue_, now_ns_, n, id, EventKind::query_answer, EventKind::query_timeout);
 }
 
 void Simulator::on_query_answer(const Event& e) {
   const PendingQuery* pending = nodes_[e.node].queries.find(e.arg);
   if (pending == nullptr || !pending->mad.is_answer(e.time_ns)) return;  // cancelled, or a duplicate
   monitor_.on_remote_answer(e.node, now_ns_);
+  if (nodes_[e.node].resolver) round_trips_.on_answer(e.node, Manager::sa, pending->mad, now_ns_);
   finish_query(e.node, e.arg, true);
 }
 
@@ -395,8 +418,10 @@ void Simulator::on_query_timer(const Event& e) {
   Node& node = nodes_[e.node];
   PendingQuery* pending = node.queries.find(e.arg);
   if (pending == nullptr || !pending->mad.is_timer(e.time_ns)) return;
+  ++result_.get_timeouts;
+  if (node.resolver) round_trips_.on_timeout(e.node, Manager::sa, pending->mad, now_ns_);
   if (node.resolver) monitor_.on_remote_timeout(e.node, now_ns_, pending->mad.sent_ns());  // may be the SM restarting
-  if (pending->mad.next_attempt(pending->policy)) return attempt(e.node, e.arg, *pending);
+  if (pending->mad.next_attempt(sa_retry_)) return attempt(e.node, e.arg, *pending);
   finish_query(e.node, e.arg, false);
 }
 

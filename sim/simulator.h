@@ -18,6 +18,7 @@
 #include "sim/mad_attempts.h"
 #include "sim/monitor.h"
 #include "sim/query_table.h"
+#include "sim/round_trips.h"
 #include "sim/sa_model.h"
 #include "sim/scenario.h"
 #include "sim/time_series.h"
@@ -65,7 +66,6 @@ class Simulator {
   struct PendingQuery {
     std::uint32_t dest = 0;
     std::uint32_t slot = 0;  // per-process: the connect waiting for it
-    fabric::RetryPolicy policy;  // the SaClient's, its timer at least the query's mad_timeout
     MadAttempts mad;
   };
   // One SaClient::query_path_table (sim/simulator_tables.cpp): the PathRecord GetTable and the
@@ -146,8 +146,7 @@ class Simulator {
   void rank_step(std::uint32_t rank);
   void issue(std::uint32_t node, std::uint32_t dest, std::uint32_t weight, std::uint32_t rank);
   void complete(std::uint32_t node, std::uint32_t slot, core::Error error, core::Lid dlid);
-  void send_query(std::uint32_t node, core::QueryId id, std::uint32_t dest, std::uint32_t slot,
-                  core::Duration mad_timeout = core::Duration::zero());
+  void send_query(std::uint32_t node, core::QueryId id, std::uint32_t dest, std::uint32_t slot);
   void attempt(std::uint32_t node, core::QueryId id, PendingQuery& pending);
   void on_query_answer(const Event& e);
   void on_query_timer(const Event& e);
@@ -183,6 +182,7 @@ class Simulator {
   core::PathRecord path_between(std::uint32_t node, std::uint32_t dest) const;
   std::uint32_t working_set_dest(std::uint32_t node, std::uint32_t index) const;
   bool finished() const;
+  void report_progress() const;
   // The run's figures from `from_ns` to now; counters minus those of `before` (the warm-up) if given.
   RunResult figures(std::int64_t from_ns, const RunResult* before) const;
 
@@ -194,6 +194,7 @@ class Simulator {
   EventQueue queue_;
   fabric::RetryPolicy sa_retry_;  // the SaClient's (FabricOptions mad_timeout, mad_retries)
   fabric::RetryPolicy table_retry_;  // its GetTables' (fabric::table_retry_policy)
+  RoundTrips round_trips_;  // each ibatd's MadRequester's: its MAD timers follow the SA's answers
   Monitor monitor_;
   std::vector<Node> nodes_;
   std::vector<Rank> ranks_;

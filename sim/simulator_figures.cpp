@@ -40,6 +40,9 @@ void subtract_counters(RunResult& r, const RunResult& before) {
   r.monitor_local_mads -= before.monitor_local_mads;
   r.monitor_full_checks -= before.monitor_full_checks;
   r.monitor_routine_checks -= before.monitor_routine_checks;
+  r.get_timeouts -= before.get_timeouts;
+  r.table_timeouts -= before.table_timeouts;
+  r.monitor_timeouts -= before.monitor_timeouts;
 }
 
 }  // namespace
@@ -64,6 +67,7 @@ RunResult Simulator::figures(std::int64_t from_ns, const RunResult* before) cons
   r.monitor_local_mads = mon.local_mads;
   r.monitor_full_checks = mon.full_checks;
   r.monitor_routine_checks = mon.routine_checks;
+  r.monitor_timeouts = mon.timeouts;
   r.resolve_p50_ms = ns_to_ms(latency_.quantile(0.50));
   r.resolve_p99_ms = ns_to_ms(latency_.quantile(0.99));
   r.resolve_max_ms = ns_to_ms(latency_.max());

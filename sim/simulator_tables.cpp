@@ -60,7 +60,7 @@ void Simulator::table_attempt(std::uint32_t n, std::uint64_t table, PendingTable
   const bool paths = part == TablePart::paths;
   MadAttempts& mad = paths ? pending.path_mad : pending.switch_mad;
   const SaQuery query = paths ? SaQuery::get_table(sc_.nodes) : SaQuery::switch_table();
-  mad.send(table_retry_, mad_rng_, sa_, queue_, now_ns_, n, table * 2 + static_cast<std::uint64_t>(part),
+  mad.send(round_trips_.applied_to(n, Manager::sa, table_retry_), mad_rng_, sa_, queue_, now_ns_, n, table * 2 + static_cast<std::uint64_t>(part),
            EventKind::table_answer, EventKind::table_timeout, query);
 }
 
@@ -86,6 +86,7 @@ void Simulator::on_table_answer(const Event& e) {
 void Simulator::on_table_timer(const Event& e) {
   const auto live = live_table_part(e);
   if (!live || !live->mad->is_timer(e.time_ns)) return;
+  ++result_.table_timeouts;
   monitor_.on_remote_timeout(e.node, now_ns_, live->mad->sent_ns());  // MadRequester reports every timed-out remote attempt
   if (live->mad->next_attempt(table_retry_)) return table_attempt(e.node, live->table, *live->pending, live->part);
   table_part_done(e.node, live->table, live->part, false);
@@ -135,7 +136,7 @@ bool Simulator::send_size(std::uint32_t n, const core::SubnetSizeQuery& query) {
 
 void Simulator::size_attempt(std::uint32_t n) {
   PendingSize& size = *nodes_[n].size;
-  size.mad.send(table_retry_, mad_rng_, sa_, queue_, now_ns_, n, size.seq, EventKind::size_answer,
+  size.mad.send(round_trips_.applied_to(n, Manager::sa, table_retry_), mad_rng_, sa_, queue_, now_ns_, n, size.seq, EventKind::size_answer,
                 EventKind::size_timeout, SaQuery::switch_table());
 }
 
@@ -150,6 +151,7 @@ void Simulator::on_size_answer(const Event& e) {
 void Simulator::on_size_timer(const Event& e) {
   Node& node = nodes_[e.node];
   if (!node.size || node.size->seq != e.arg || !node.size->mad.is_timer(e.time_ns)) return;
+  ++result_.table_timeouts;
   monitor_.on_remote_timeout(e.node, now_ns_, node.size->mad.sent_ns());
   if (node.size->mad.next_attempt(table_retry_)) return size_attempt(e.node);
   size_done(e.node, false);

@@ -21,11 +21,6 @@ struct PathQuery {
   std::optional<Gid> dgid;
   std::optional<Lid> dlid;
   Pkey pkey;
-  // Each MAD attempt waits at least this long before the fabric resends it (zero: the fabric's own
-  // timer alone): twice the SA's smoothed round trip (SaPacer::retransmit_timeout), so that a
-  // queue at the SA longer than the fabric's timer is not sent every query again (OpenSM computes
-  // every resend anew).
-  Duration mad_timeout{};
 };
 
 // Outcome of one PathQuery as reported by the fabric (after the fabric's own MAD retries).

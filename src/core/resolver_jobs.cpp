@@ -144,8 +144,7 @@ void Resolver::Impl::send_query(JobId id) {
   if (policy.sa_adaptive) pacer.on_send(job.sent_at);
   ++stats.sa_queries;
   if (job.attempts > 0) ++stats.sa_retries;
-  PathQuery q{.id = job.query, .sgid = job.key.sgid, .dgid = std::nullopt, .dlid = std::nullopt, .pkey = job.key.pkey,
-              .mad_timeout = policy.sa_adaptive ? pacer.retransmit_timeout() : Duration::zero()};
+  PathQuery q{.id = job.query, .sgid = job.key.sgid, .dgid = std::nullopt, .dlid = std::nullopt, .pkey = job.key.pkey};
   if (job.key.by_lid) q.dlid = job.key.dlid; else q.dgid = job.key.dgid;
   outbox.emplace_back(q);
 }

@@ -42,8 +42,6 @@ class SaPacer {
   // An answer this late came from a queue deep enough for the fabric to resend into it (its first
   // MAD timer is 200 ms, +/- 25 %): a loss, whatever the smallest round trip seen says.
   static constexpr Duration kLateAnswer = std::chrono::milliseconds(100);
-  // The longest MAD timer the round trip asks for (ibacm's own default timeout).
-  static constexpr Duration kMaxRetransmitTimeout = std::chrono::seconds(2);
 
   // `max_window`: the in-flight cap (Policy::sa_max_inflight).
   SaPacer(std::uint32_t max_window, std::uint64_t seed);
@@ -66,10 +64,6 @@ class SaPacer {
   // the new SA's queue. A window cut below kInitialWindow starts there again, the next query may go
   // now, and losses of queries sent before do not cut it; srtt and the smallest round trip stay.
   void restart(TimePoint now);
-
-  // The least a MAD attempt should wait for its answer: 2 x srtt, at most kMaxRetransmitTimeout
-  // (zero before any round trip is known), as TCP's RTO follows its round trip.
-  Duration retransmit_timeout() const { return std::min(srtt_ * 2, kMaxRetransmitTimeout); }
 
   double window() const { return window_; }
   Duration srtt() const { return srtt_; }

@@ -3,9 +3,17 @@
 
 #include <algorithm>
 
+#include "mad/constants.h"
 #include "wire/byte_order.h"
 
 namespace ibat::fabric {
+namespace {
+
+std::uint32_t round_trip_key(std::uint8_t mgmt_class, core::Lid dlid) {
+  return static_cast<std::uint32_t>(mgmt_class) << 16 | dlid.value;
+}
+
+}  // namespace
 
 struct MadRequester::Outstanding {
   Outstanding(asio::io_context& loop) : timer(loop) {}
@@ -42,6 +50,11 @@ MadRequester::Handle MadRequester::submit(OutgoingMad request, const MadExpectat
   return tid;
 }
 
+const RoundTripEstimate* MadRequester::round_trip(std::uint8_t mgmt_class, core::Lid dlid) const {
+  const auto it = round_trips_.find(round_trip_key(mgmt_class, dlid));
+  return it == round_trips_.end() ? nullptr : &it->second;
+}
+
 bool MadRequester::cancel(Handle handle) { return outstanding_.erase(handle) > 0; }
 
 void MadRequester::retarget(MadRoute route, core::Lid dlid) {
@@ -50,22 +63,34 @@ void MadRequester::retarget(MadRoute route, core::Lid dlid) {
   }
 }
 
-core::Duration MadRequester::attempt_timeout(const Outstanding& entry) {
-  return entry.policy.attempt_timeout(entry.attempt, std::uniform_real_distribution<double>(-1.0, 1.0)(rng_));
+// A single-MAD request to another LID times its manager's round trip (and backs it off on a
+// timeout); a GetTable's (RMPP) answer carries its own records' work and transfer, and its long
+// timer firing says more of an SA gone than of its queue.
+bool MadRequester::times_round_trip(const Outstanding& entry) {
+  return entry.request.route != MadRoute::smi_directed && entry.expect.method != mad::method::kGetTableResp;
+}
+
+// The request's policy, its timers raised to its manager's round trip as measured now.
+RetryPolicy MadRequester::policy_now(const Outstanding& entry) const {
+  if (entry.request.route == MadRoute::smi_directed) return entry.policy;
+  const auto rtt = round_trips_.find(round_trip_key(entry.expect.mgmt_class, entry.request.dlid));
+  return rtt == round_trips_.end() ? entry.policy : rtt->second.applied_to(entry.policy);
 }
 
 // How long the kernel should match answers to this attempt: until the last attempt can end (its
 // longest jitter), so that a late answer to an earlier attempt still reaches on_receive. With only
 // this attempt's timeout the kernel drops it (as the lab's twin of the kernel showed under load).
-std::uint32_t MadRequester::kernel_wait_ms(const Outstanding& entry) {
+std::uint32_t MadRequester::kernel_wait_ms(const RetryPolicy& policy, std::uint32_t attempt) {
   core::Duration wait{0};
-  for (std::uint32_t k = entry.attempt; k <= entry.policy.retries; ++k) wait += entry.policy.attempt_timeout(k, 1.0);
+  for (std::uint32_t k = attempt; k <= policy.retries; ++k) wait += policy.attempt_timeout(k, 1.0);
   return static_cast<std::uint32_t>(std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(wait).count()));
 }
 
 void MadRequester::send_attempt(Outstanding& entry) {
-  const core::Duration timeout = attempt_timeout(entry);
-  entry.request.timeout_ms = kernel_wait_ms(entry);
+  const RetryPolicy policy = policy_now(entry);
+  const core::Duration timeout =
+      policy.attempt_timeout(entry.attempt, std::uniform_real_distribution<double>(-1.0, 1.0)(rng_));
+  entry.request.timeout_ms = kernel_wait_ms(policy, entry.attempt);
   entry.attempt_sent = core::SteadyClock{}.now();
   ++counters_.sent;
   ++(entry.request.route == MadRoute::smi_directed ? counters_.local_sent : counters_.remote_sent);
@@ -87,6 +112,10 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
   const core::Lid dlid = entry.request.dlid;
   const auto heard = last_heard_.find(dlid.value);
   const bool heard_since_sent = heard != last_heard_.end() && heard->second >= entry.attempt_sent;
+  if (times_round_trip(entry)) {
+    const core::Duration fired = core::SteadyClock{}.now() - entry.attempt_sent;
+    round_trips_[round_trip_key(entry.expect.mgmt_class, dlid)].on_timeout(fired);
+  }
   if (entry.attempt < entry.policy.retries) {
     ++entry.attempt;
     ++counters_.retries;
@@ -110,7 +139,8 @@ bool MadRequester::on_receive(const ReceivedMad& mad) {
   // routed); the attempt timer already covers that case.
   if (mad.status != 0) return true;
   if (!header->is_response()) return false;
-  last_heard_[mad.slid.value] = core::SteadyClock{}.now();
+  const core::TimePoint now = core::SteadyClock{}.now();
+  last_heard_[mad.slid.value] = now;
   auto it = outstanding_.find(mad::tid_low32(header->tid));
   if (it == outstanding_.end()) {
     ++counters_.late_or_duplicate;
@@ -123,6 +153,10 @@ bool MadRequester::on_receive(const ReceivedMad& mad) {
   if (!valid) {
     ++counters_.invalid_responses;  // keep waiting: the real answer may still come
     return true;
+  }
+  // Karn: only an answer to the first attempt times the round trip.
+  if (entry.attempt == 0 && times_round_trip(entry)) {
+    round_trips_[round_trip_key(entry.expect.mgmt_class, entry.request.dlid)].on_sample(now - entry.attempt_sent);
   }
   AnswerHandler on_answer = std::move(it->second->on_answer);
   outstanding_.erase(it);

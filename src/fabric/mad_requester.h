@@ -2,7 +2,9 @@
 // TIDs, matches responses on the low 32 bits of the TID (umad2sim rewrites the upper 32), validates
 // each response (class, response method, attribute, source LID) before handing it over, runs its
 // own per-attempt timer (umad2sim ignores umad_send's timeout/retries) and resends with exponential
-// backoff and jitter. Late, duplicate and invalid responses are dropped and counted.
+// backoff and jitter. Each remote manager's timers follow its round trip (RoundTripEstimate: at
+// least twice its smoothed answer time), so a queue at the SA is waited for, not resent into. Late,
+// duplicate and invalid responses are dropped and counted.
 // Runs on the owner's asio loop thread only.
 #pragma once
 
@@ -20,6 +22,7 @@
 #include "core/clock.h"
 #include "fabric/mad_io.h"
 #include "fabric/retry_policy.h"
+#include "fabric/round_trip_estimate.h"
 #include "mad/mad_header.h"
 
 namespace ibat::fabric {
@@ -62,7 +65,8 @@ class MadRequester {
   MadRequester(const MadRequester&) = delete;
   MadRequester& operator=(const MadRequester&) = delete;
 
-  // Writes a fresh TID into `request.bytes`, sends it and arms the attempt timer.
+  // Writes a fresh TID into `request.bytes`, sends it and arms the attempt timer. Each attempt of a
+  // request to another LID waits at least that manager's RoundTripEstimate::timer_floor() then.
   Handle submit(OutgoingMad request, const MadExpectation& expect, const RetryPolicy& policy,
                 AnswerHandler on_answer);
   // Forgets the request; its handler is never called. Returns false if it was not outstanding.
@@ -76,6 +80,9 @@ class MadRequester {
   bool on_receive(const ReceivedMad& mad);
 
   const RequesterCounters& counters() const { return counters_; }
+  // The round trip of `mgmt_class` requests to `dlid` (the SA's, the SM's); null before any
+  // request to it was answered at its first attempt.
+  const RoundTripEstimate* round_trip(std::uint8_t mgmt_class, core::Lid dlid) const;
 
   // Called on every timed-out attempt to another LID (the SM or SA may have gone): route, DLID,
   // and whether that LID answered anything (any response, late ones too) after the attempt went
@@ -87,8 +94,9 @@ class MadRequester {
   struct Outstanding;
   void send_attempt(Outstanding& entry);
   void on_timer(Handle handle, std::uint32_t attempt);
-  core::Duration attempt_timeout(const Outstanding& entry);
-  static std::uint32_t kernel_wait_ms(const Outstanding& entry);
+  RetryPolicy policy_now(const Outstanding& entry) const;
+  static bool times_round_trip(const Outstanding& entry);
+  static std::uint32_t kernel_wait_ms(const RetryPolicy& policy, std::uint32_t attempt);
 
   asio::io_context& loop_;
   MadSender& sender_;
@@ -99,6 +107,9 @@ class MadRequester {
   RemoteTimeoutObserver remote_timeout_observer_;
   // When each remote LID last sent us a response (a handful of LIDs: the SM's, the SA's).
   std::unordered_map<std::uint16_t, core::TimePoint> last_heard_;
+  // Each remote manager's round trip, keyed by management class << 16 | LID: the SM's SMInfo
+  // answers and the SA's queue are apart, though both sit at the SM's LID.
+  std::unordered_map<std::uint32_t, RoundTripEstimate> round_trips_;
 };
 
 }  // namespace ibat::fabric

@@ -1,7 +1,7 @@
 // RetryPolicy: how long MadRequester waits for each attempt of a MAD before resending it (the
 // same TID, so an answer to any attempt completes the request), and how often. Pure, so that
 // ibat-sim's model of the fabric (sim/mad_attempts.h) times its resends with the same rule:
-// attempt k waits timeout x min(2^k, max_backoff_factor), +/- jitter.
+// attempt k waits max(timeout x min(2^k, max_backoff_factor), floor), +/- jitter.
 #pragma once
 
 #include <algorithm>
@@ -16,11 +16,12 @@ struct RetryPolicy {
   std::uint32_t retries = 3;                                // resends after the first attempt
   double jitter = 0.25;                                     // +/- fraction of each attempt timeout
   std::uint32_t max_backoff_factor = 8;                     // attempt timeout <= timeout * this
+  core::Duration floor{0};  // every attempt waits at least this, before jitter (RoundTripEstimate)
 
   // The timer of attempt `attempt` (0 = first send); `spread` in [-1, 1] picks the jitter.
   core::Duration attempt_timeout(std::uint32_t attempt, double spread) const {
     const std::uint32_t factor = std::min(1U << std::min(attempt, 16U), max_backoff_factor);
-    const double base = static_cast<double>(timeout.count()) * factor;
+    const double base = std::max(static_cast<double>(timeout.count()) * factor, static_cast<double>(floor.count()));
     const double jittered = base * (1.0 + jitter * std::clamp(spread, -1.0, 1.0));
     return core::Duration(static_cast<core::Duration::rep>(std::max(jittered, 1.0)));
   }

@@ -89,10 +89,8 @@ void SaClient::query_path(const core::PathQuery& query, PathDone done) {
     mask |= mad::pr_mask::kDlid;
   }
   const core::QueryId id = query.id;
-  RetryPolicy policy = policy_;
-  policy.timeout = std::max(policy.timeout, query.mad_timeout);  // the SA's queue, as its round trips show
   const auto handle = requester_.submit(
-      sa_mad(mad::build_path_record_get(0, want, mask)), kPathRecordAnswer, policy,
+      sa_mad(mad::build_path_record_get(0, want, mask)), kPathRecordAnswer, policy_,
       [this, query, done = std::move(done)](const MadAnswer* answer) {
         paths_in_flight_.erase(query.id);
         if (answer) ++sa_answers_;

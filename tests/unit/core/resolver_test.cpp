@@ -29,26 +29,6 @@ TEST_F(ResolverTest, ThousandConcurrentRequestsCostOneQueryAndOneCompletionFlush
   EXPECT_EQ(s.inflight, 0u);
 }
 
-// Each GET carries the MAD timer the SA's round trips ask for (SaPacer::retransmit_timeout):
-// none before an answer, twice the 400 ms round trip after one; none when pacing is off.
-TEST_F(ResolverTest, GetsCarryTheMadTimerTheRoundTripAsksFor) {
-  resolve_gid(remote_gid(1));
-  ASSERT_EQ(sink.sent.size(), 1u);
-  EXPECT_EQ(sink.sent[0].mad_timeout, Duration::zero());
-  advance(400ms);
-  answer(sink.sent[0], good_path(remote_gid(1), 7));
-  resolve_gid(remote_gid(2));
-  while (sink.sent.size() < 2) advance(10ms);
-  EXPECT_EQ(sink.sent[1].mad_timeout, 800ms);
-
-  policy.sa_adaptive = false;
-  reset();
-  sink.sent.clear();
-  resolve_gid(remote_gid(3));
-  ASSERT_EQ(sink.sent.size(), 1u);
-  EXPECT_EQ(sink.sent[0].mad_timeout, Duration::zero());
-}
-
 TEST_F(ResolverTest, CacheHitCompletesBeforeResolveReturns) {
   resolve_gid(remote_gid(1));
   answer(sink.sent[0], good_path(remote_gid(1), 7));

@@ -27,19 +27,6 @@ TEST(SaPacer, StartsWithASmallWindow) {
   EXPECT_LE(p.next_send(), at(0s));  // nothing measured yet: no pace
 }
 
-// The MAD timer the SA's queue asks for follows the smoothed round trip: none before one is
-// known, 2 x srtt after, at most 2 s however long the queue.
-TEST(SaPacer, RetransmitTimeoutIsTwiceTheSmoothedRoundTripUpToTwoSeconds) {
-  SaPacer p(64, 1);
-  EXPECT_EQ(p.retransmit_timeout(), Duration::zero());
-  TimePoint now = at(0s);
-  answer(p, now, 300ms);
-  EXPECT_EQ(p.retransmit_timeout(), 600ms);
-  for (int i = 0; i < 200; ++i) answer(p, now, 5s);
-  EXPECT_EQ(p.retransmit_timeout(), SaPacer::kMaxRetransmitTimeout);
-  EXPECT_EQ(SaPacer::kMaxRetransmitTimeout, 2s);
-}
-
 TEST(SaPacer, GrowsWhileTheRoundTripIsFlatAndNothingIsLost) {
   SaPacer p(64, 1);
   TimePoint now = at(1s);

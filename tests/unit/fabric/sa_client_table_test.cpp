@@ -159,6 +159,9 @@ TEST_F(SaClientTableTest, TheSwitchesMayAnswerFirst) {
   ASSERT_EQ(tables.size(), 1U);
   ASSERT_EQ(tables[0].paths.size(), 1U);
   EXPECT_EQ(tables[0].paths[0].dgid, gid(0x11));
+  // A GetTable's answer took the SA its records' work and their transfer: it does not time the
+  // SA's round trip for the GETs' timers (MadRequester, RoundTripEstimate).
+  EXPECT_EQ(requester.round_trip(mad::mgmt_class::kSubnAdm, kSmLid), nullptr);
 }
 
 TEST_F(SaClientTableTest, TheRecordCountComesFromTheLengthReceivedNotThePaddedBuffer) {

@@ -60,7 +60,7 @@ TEST(Monitor, TimeoutsWhileTheSmIsFineBackOffInsteadOfACheckPerPoll) {
   Scenario s = quiet(40, 120);
   s.connects_per_rank_s = 2.0;
   s.mad_timeout_ns = 10'000;  // below the SA's service time: every path query attempt times out
-  s.pace = Pace::fixed;       // (the SaPacer's round trips would lengthen the GETs' timers)
+  s.mad_timers_follow_rtt = false;  // (the checks' round trips would lengthen the GETs' timers)
   const RunResult res = Simulator(s).run();
   // The checks (their own 200 ms timeout) find the SM and SA fine every time, so each node's
   // timeout-driven checks come at 1, 2, 4, ... 32 s, then every 60 s: about 8 in 120 s, not 120.

@@ -1,0 +1,52 @@
+// The round trips each simulated ibatd's MadRequester has measured (fabric/round_trip_estimate.h),
+// so that the simulated MADs wait as long as the real ones: per node, the SA's (GETs, trap
+// subscriptions, broadcast-group reads) and the SM's (SMInfo), apart as MadRequester keeps them by
+// management class. A sample is an answer to a request's first attempt (Karn); a timer that fired
+// backs the floor off (RoundTripEstimate::on_timeout) until the next sample. GetTables do neither
+// (MadRequester::times_round_trip) and keep their own longer timer, raised to the floor.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "fabric/retry_policy.h"
+#include "fabric/round_trip_estimate.h"
+#include "sim/mad_attempts.h"
+
+namespace ibat::sim {
+
+enum class Manager : std::uint8_t { sa = 0, sm = 1 };
+
+class RoundTrips {
+ public:
+  // `follow` false: every policy stays as given (Scenario::mad_timers_follow_rtt).
+  RoundTrips(std::uint32_t nodes, bool follow) : estimates_(nodes), follow_(follow) {}
+
+  // `policy` as MadRequester applies it to an attempt of `node` to `manager`.
+  fabric::RetryPolicy applied_to(std::uint32_t node, Manager manager, const fabric::RetryPolicy& policy) const {
+    return follow_ ? estimate(node, manager).applied_to(policy) : policy;
+  }
+  // The answer (at `answer_ns`) to a single-MAD request `mad` of `node` (not a GetTable): a sample
+  // if it answered the first attempt.
+  void on_answer(std::uint32_t node, Manager manager, const MadAttempts& mad, std::int64_t answer_ns) {
+    if (mad.attempt() == 0) at(node, manager).on_sample(core::Duration(answer_ns - mad.sent_ns()));
+  }
+  // The running attempt of `mad` timed out at `now_ns` (before next_attempt()).
+  void on_timeout(std::uint32_t node, Manager manager, const MadAttempts& mad, std::int64_t now_ns) {
+    at(node, manager).on_timeout(core::Duration(now_ns - mad.sent_ns()));
+  }
+  const fabric::RoundTripEstimate& estimate(std::uint32_t node, Manager manager) const {
+    return estimates_[node][static_cast<std::size_t>(manager)];
+  }
+
+ private:
+  fabric::RoundTripEstimate& at(std::uint32_t node, Manager manager) {
+    return estimates_[node][static_cast<std::size_t>(manager)];
+  }
+
+  std::vector<std::array<fabric::RoundTripEstimate, 2>> estimates_;
+  bool follow_;
+};
+
+}  // namespace ibat::sim

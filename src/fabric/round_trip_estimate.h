@@ -1,0 +1,52 @@
+// RoundTripEstimate: how long one remote manager (the SA, or the SM) has lately taken to answer a
+// single-MAD request, and the MAD timer that asks for: TCP's retransmission rule (RFC 6298) for
+// MADs. Only requests answered at their first attempt are samples (Karn: an answer after a resend
+// may belong to either send); the estimate is their 1/8-gain moving average, and every attempt to
+// that manager then waits at least twice it, at most kMaxTimerFloor (ibacm's own default timeout).
+// Behind a queue longer than the timer no first attempt is answered in time, so there is no sample:
+// as TCP keeps its backed-off timer until a new sample, a timed-out attempt has every later
+// attempt to that manager wait at least twice the timer that fired (at most kMaxTimerFloor), until
+// an answer to a first attempt times the round trip again. The floor bounds each attempt from
+// below; it does not multiply the back-off (a GET's four attempts wait at most 4 x 2 s).
+// Without it, a queue at the SA deeper than the fixed 200 ms timer has every MAD sent again, and
+// OpenSM computes every resend anew: at 10,000 hosts that load is what collapses a job start
+// (docs/scale.md). Pure, so that ibat-sim (sim/round_trips.h) times its MADs with the same rule.
+#pragma once
+
+#include <algorithm>
+
+#include "core/clock.h"
+#include "fabric/retry_policy.h"
+
+namespace ibat::fabric {
+
+class RoundTripEstimate {
+ public:
+  static constexpr core::Duration kMaxTimerFloor = std::chrono::seconds(2);
+
+  // A request answered at its first attempt, `rtt` after it went out.
+  void on_sample(core::Duration rtt) {
+    srtt_ = have_sample_ ? srtt_ + (rtt - srtt_) / 8 : rtt;
+    have_sample_ = true;
+    backoff_ = core::Duration::zero();
+  }
+  // An attempt's timer, `timer` long, fired before its answer.
+  void on_timeout(core::Duration timer) { backoff_ = std::min(std::max(backoff_, timer * 2), kMaxTimerFloor); }
+  core::Duration srtt() const { return srtt_; }
+  // The least a MAD attempt should wait: 2 x srtt, or the backed-off timer if longer, at most
+  // kMaxTimerFloor; zero before any sample or timeout.
+  core::Duration timer_floor() const { return std::max(std::min(srtt_ * 2, kMaxTimerFloor), backoff_); }
+  // `policy` with every attempt's timer at least the floor (RetryPolicy::floor; its back-off and
+  // retries unchanged). A GetTable's own timer (table_retry_policy) lies above it.
+  RetryPolicy applied_to(RetryPolicy policy) const {
+    policy.floor = std::max(policy.floor, timer_floor());
+    return policy;
+  }
+
+ private:
+  core::Duration srtt_{0};
+  core::Duration backoff_{0};  // twice the longest timer fired since the last sample; 0 after one
+  bool have_sample_ = false;
+};
+
+}  // namespace ibat::fabric
