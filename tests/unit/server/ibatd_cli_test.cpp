@@ -1,10 +1,13 @@
 // The ibatd binary's command line, without a fabric: bad options exit 2 with an "ibatd:" message,
 // --check-config exits 0 or 1 and says which configuration it checked, --help and --version exit 0.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "../run_program.h"
 
@@ -103,6 +106,37 @@ TEST_F(IbatdCli, MissingDefaultFileIsNotReportedAsAnOkFile) {
   EXPECT_NE(r.out.find("built-in defaults (/etc/ibat/ibatd.toml does not exist): configuration OK"), std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("/etc/ibat/ibatd.toml: configuration OK"), std::string::npos) << r.out;
+}
+
+// Started on a file it cannot run with, ibatd logs the errors at "critical". With stderr the
+// journal's stream ($JOURNAL_STREAM naming stderr's device:inode) each line carries the priority
+// journald files it under; with $JOURNAL_STREAM naming another stream the lines are as on a terminal.
+TEST_F(IbatdCli, LogLinesCarryTheirPriorityOnlyWhenStderrIsTheJournalStream) {
+  std::string config = write("[policy]\ncapacity = 0\n");
+  std::string err = (dir_ / "stderr").string();
+  std::ofstream(err).close();  // the shell's 2> truncates this file, keeping its inode
+  struct stat st {};
+  ASSERT_EQ(::stat(err.c_str(), &st), 0);
+  const std::string matching = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  const std::string other = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + 1);
+  auto run_with = [&](const std::string& journal_stream) {
+    std::string cmd = "JOURNAL_STREAM=" + journal_stream + " " IBATD_PATH " --config '" + config + "' 2>'" + err + "'";
+    int status = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << cmd;
+    return slurp(err);
+  };
+  std::string journal = run_with(matching);
+  std::istringstream lines(journal);
+  bool capacity_critical = false;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_TRUE(line.size() > 3 && line[0] == '<' && line[1] >= '0' && line[1] <= '7' && line[2] == '>') << line;
+    capacity_critical |= line.rfind("<2>[critical] ", 0) == 0 && line.find("policy.capacity = 0") != std::string::npos;
+  }
+  EXPECT_TRUE(capacity_critical) << journal;
+  std::string terminal = run_with(other);
+  EXPECT_EQ(terminal.find("<2>"), std::string::npos) << terminal;
+  EXPECT_NE(terminal.find(" ibatd["), std::string::npos) << terminal;
+  EXPECT_NE(terminal.find("] critical: "), std::string::npos) << terminal;
 }
 
 }  // namespace
