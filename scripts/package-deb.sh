@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Debian package of ibat (daemon, CLI, libibat with headers and pkg-config file, man
-# pages, systemd unit, default config as a conffile) from a CMake build tree configured with the
-# install prefix /usr (the release and test presets are): the tree's own install rules are staged
-# with `cmake --install --strip`, the Debian control files are generated around them, and
-# dpkg-deb builds the .deb. Prints the package's path.
+# pages, systemd unit, default config and NHC check as conffiles) from a CMake build tree
+# configured with the install prefix /usr (the release and test presets are): the tree's own
+# install rules are staged with `cmake --install --strip`, the Debian control files are generated
+# around them, and dpkg-deb builds the .deb. Prints the package's path.
 #   usage: scripts/package-deb.sh BUILD_DIR [OUT_DIR]   (OUT_DIR defaults to BUILD_DIR)
 set -euo pipefail
 
@@ -35,7 +35,7 @@ DESTDIR="$root" cmake --install "$build" --strip >/dev/null
 
 libdir="usr/lib/$multiarch"
 for f in usr/sbin/ibatd usr/bin/ibat "$libdir/libibat.so.1" usr/include/ibat.h "$libdir/pkgconfig/ibat.pc" \
-         lib/systemd/system/ibatd.service etc/ibat/ibatd.toml; do
+         lib/systemd/system/ibatd.service etc/ibat/ibatd.toml etc/nhc/scripts/ibat.nhc; do
   [[ -e $root/$f ]] || { echo "package-deb: the install rules of $build did not install /$f" >&2; exit 1; }
 done
 
@@ -50,7 +50,7 @@ printf '%s (%s) unstable; urgency=medium\n\n  * Package built from the ibat sour
 
 control="$root/DEBIAN"
 install -d -m 0755 "$control"
-echo /etc/ibat/ibatd.toml >"$control/conffiles"
+printf '%s\n' /etc/ibat/ibatd.toml /etc/nhc/scripts/ibat.nhc >"$control/conffiles"
 echo "libibat 1 $package (>= $version)" >"$control/shlibs"
 echo "activate-noawait ldconfig" >"$control/triggers"
 

@@ -3,13 +3,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/deadline.h"
 #include "cli/exit_codes.h"
 #include "cli/render.h"
 #include "ibat.h"
@@ -47,11 +50,13 @@ std::string_view hint_for(int status) {
   }
 }
 
-// A command's own wording for one status: replaces ibat_strerror() and the generic hint.
+// A command's own wording for one status: replaces ibat_strerror() and the generic hint (and,
+// when exit_code is not 0, the status's exit code).
 struct Advice {
   int status = IBAT_OK;
   std::string reason;
   std::string hint;
+  int exit_code = 0;
 };
 
 // Throws the CommandError for a failed request: "what: reason (ibatd says: ...) (hint)", with at
@@ -64,7 +69,7 @@ void check(ibat_t* h, int status, const std::string& what, const Advice& advice 
   if (!detail.empty() && status != IBAT_EDISCONNECTED) message += " (ibatd says: " + detail + ")";
   std::string hint = own ? advice.hint : std::string(hint_for(status));
   if (!hint.empty()) message += " (" + hint + ")";
-  throw CommandError(exit_code_for(status), message);
+  throw CommandError(own && advice.exit_code != 0 ? advice.exit_code : exit_code_for(status), message);
 }
 
 ibat_gid parse_gid(const std::string& option, const std::string& text) {
@@ -115,9 +120,19 @@ std::uint32_t parse_timeout(const std::string& option, const std::string& text) 
   return static_cast<std::uint32_t>(v);
 }
 
-json fetch_json(ibat_t* h, int listing, const std::string& what) {
+// `--timeout` of ibat health: seconds, fractions allowed.
+double parse_seconds(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno != 0 || !(v >= 0.001 && v <= 3600))
+    throw UsageError(option + " '" + text + "' is not a number of seconds from 0.001 to 3600 (e.g. 5 or 0.5)");
+  return v;
+}
+
+json fetch_json(ibat_t* h, int listing, const std::string& what, const Advice& advice = {}) {
   char* text = nullptr;
-  check(h, ibat_query_json(h, listing, &text), what);
+  check(h, ibat_query_json(h, listing, &text), what, advice);
   std::unique_ptr<char, decltype(&ibat_free)> owned(text, &ibat_free);
   json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded()) throw CommandError(kExitFailure, what + ": ibatd sent a reply that is not JSON");
@@ -240,9 +255,32 @@ std::vector<std::string> port_problems(const json& p) {
 }
 }  // namespace
 
-int run_health(const std::string& socket, bool as_json) {
-  Handle h = connect(socket);
-  json stats = fetch_json(h.get(), IBAT_LIST_STATS, "cannot read the ports");
+namespace {
+// Connects for `ibat health`: no daemon to ask is kExitNoAnswer, saying what to do.
+Handle connect_for_health(const std::string& socket) {
+  ibat_t* h = nullptr;
+  if (ibat_open(socket.c_str(), &h) == IBAT_OK) return Handle(h);
+  const int err = errno;
+  const std::string where = "socket " + socket + ": " + std::strerror(err);
+  if (err == ENOENT || err == ECONNREFUSED)
+    throw CommandError(kExitNoAnswer, "ibatd is not running (" + where +
+                                          ") (start it with 'systemctl start ibatd', or pass --socket)");
+  throw CommandError(kExitNoAnswer, "cannot reach ibatd (" + where + ")" +
+                                        (err == EACCES ? " (check the socket's permissions, or run as root)" : ""));
+}
+}  // namespace
+
+int run_health(const std::string& socket, bool as_json, const std::string& timeout) {
+  const double seconds = timeout.empty() ? kHealthTimeoutSeconds : parse_seconds("--timeout", timeout);
+  std::ostringstream shown;
+  shown << seconds;
+  Deadline deadline(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(seconds)),
+                    "ibat health: ibatd did not answer within " + shown.str() + " s (socket " + socket + ")\n",
+                    kExitNoAnswer);
+  Handle h = connect_for_health(socket);
+  json stats = fetch_json(h.get(), IBAT_LIST_STATS, "no answer from ibatd (socket " + socket + ")",
+                          {IBAT_EDISCONNECTED, "it closed the connection", "see 'journalctl -u ibatd'", kExitNoAnswer});
+  deadline.disarm();
   json report = json::array();
   bool healthy = true;
   std::string lines;

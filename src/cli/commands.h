@@ -34,9 +34,15 @@ int run_resolve(const std::string& socket, const ResolveArgs& args);
 int run_paths(const std::string& socket, bool json, const std::string& port = "");
 // One line per port (device, state, GID, LID, SM LID, subnet, entries, SA queries, pacer window).
 int run_ports(const std::string& socket, bool json);
+// How long `ibat health` waits for ibatd by default: NHC's own per-check default (check_cmd_status
+// -t 5), so a wedged ibatd fails the node's check with our message instead of NHC's kill.
+inline constexpr int kHealthTimeoutSeconds = 5;
+
 // 0 when every port ibatd serves is active with an SM and an answering SA; else kExitUnhealthy and
-// one line per port that is not (what a node health check runs before a node gets jobs).
-int run_health(const std::string& socket, bool json);
+// one line per port that is not (what a node health check runs before a node gets jobs). When
+// ibatd is not running, cannot be reached, or has not answered within `timeout` seconds (text;
+// empty: kHealthTimeoutSeconds): kExitNoAnswer and one line on stderr.
+int run_health(const std::string& socket, bool json, const std::string& timeout = "");
 int run_stats(const std::string& socket, bool json, bool prometheus);
 // `port`: only the paths from that port ("mlx5_0:1"); "": every port's.
 int run_flush(const std::string& socket, const std::string& dgid, const std::string& pkey, const std::string& port);

@@ -39,7 +39,8 @@ std::string exit_code_help() {
          "  15  invalid: ibatd refused the values (zero GID, bad P_Key, LID 0)\n"
          "  16  denied: needs root or ibatd's admin group\n"
          "  17  unsupported by this ibatd\n"
-         "  18  health: a port is not active, has no SM, or its SA does not answer\n";
+         "  18  health: a port is not active, has no SM, or its SA does not answer\n"
+         "  19  health: ibatd did not answer within --timeout, cannot be reached, or is not running\n";
 }
 
 }  // namespace ibat::cli

@@ -21,6 +21,7 @@ enum ExitCode : int {
   kExitDenied = 16,       // privileged command without root / the admin group
   kExitUnsupported = 17,  // ibatd does not know this command (older daemon)
   kExitUnhealthy = 18,    // ibat health: a port is not active, has no SM, or its SA does not answer
+  kExitNoAnswer = 19,     // ibat health: ibatd did not answer in time, cannot be reached, or is not running
 };
 
 // The exit code for an ibat_status value.

@@ -93,9 +93,16 @@ int main(int argc, char** argv) {
   ports_cmd->add_flag("--json", ports_json, "print a JSON array");
 
   bool health_json = false;
+  std::string health_timeout;
   auto* health_cmd = app.add_subcommand(
-      "health", "Exit 0 when every port is active with its SM and SA answering; else 18 and a line per port");
+      "health",
+      "Exit 0 when every port is active with its SM and SA answering; else 18 and a line per port, "
+      "or 19 and one line when ibatd does not answer within --timeout or is not running");
   health_cmd->add_flag("--json", health_json, "print one JSON object");
+  health_cmd
+      ->add_option("--timeout", health_timeout,
+                   "seconds to wait for ibatd, 0.001 to 3600 (default: " + std::to_string(kHealthTimeoutSeconds) + ")")
+      ->type_name("SECONDS");
 
   bool stats_json = false, stats_prom = false;
   auto* stats_cmd = app.add_subcommand("stats", "Show ibatd's counters");
@@ -148,7 +155,7 @@ int main(int argc, char** argv) {
     if (resolve_cmd->parsed()) return run_resolve(socket, resolve);
     if (paths_cmd->parsed()) return run_paths(socket, paths_json, paths_port);
     if (ports_cmd->parsed()) return run_ports(socket, ports_json);
-    if (health_cmd->parsed()) return run_health(socket, health_json);
+    if (health_cmd->parsed()) return run_health(socket, health_json, health_timeout);
     if (stats_cmd->parsed()) return run_stats(socket, stats_json, stats_prom);
     if (flush_cmd->parsed()) return run_flush(socket, flush_dgid, flush_pkey, flush_port);
     if (neigh_add->parsed()) return run_neigh_add(socket, neigh_ip, neigh_hw, neigh_slid);

@@ -2,7 +2,8 @@
 # e2e.cli: the ibat CLI against a real ibatd on the lab: resolve by DGID, DLID and IP (after
 # `neigh add`) with --json fields equal to saquery's; paths, stats (Prometheus text checked by
 # promtool), flush with its count, neigh list/del; exit codes for an unknown GID (no-record), a
-# --cache-only miss, an IP without neighbour and a down local port (unreachable), no daemon (connect).
+# --cache-only miss, an IP without neighbour and a down local port (unreachable), no daemon (connect);
+# `health` of a healthy, a SIGSTOPped (exit 19 at --timeout) and an absent ibatd.
 source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/e2e_lib.sh"
 name=$(lab_name e2ecli)
@@ -81,6 +82,13 @@ expect_eq "ports --json: one active port with every entry" \
 expect_contains "ports (table)" "$(cli d ports)" "$device:$port"
 expect_exit 0 "health" -- cli d health
 expect_contains "health says why it is fine" "$(cli d health)" "ok: 1 port active"
+# a wedged ibatd (SIGSTOPped: its socket still accepts, nothing answers): health ends at its
+# --timeout with exit 19 and one line, and passes again once ibatd runs on
+kill -STOP "${DAEMON_PID[d]}"
+expect_exit 19 "health of a stopped ibatd" -- cli d health --timeout 1
+expect_eq "health of a stopped ibatd: one line" "$LAST_ERR" "ibat health: ibatd did not answer within 1 s (socket $(sock d))"
+kill -CONT "${DAEMON_PID[d]}"
+expect_exit 0 "health once the stopped ibatd runs again" -- cli d health
 expect_eq "paths --port: this port's paths" "$(jq_py "$(cli d paths --port "$device:$port" --json)" 'len(j)')" "$all"
 expect_exit 2 "paths --port of a port ibatd does not serve" -- cli d paths --port nosuch:1
 expect_contains "unknown --port message" "$LAST_ERR" "ibatd serves no such port (it serves $device:$port)"
@@ -117,6 +125,9 @@ expect_contains "neigh del message" "$LAST_ERR" "no neighbour entry"
 cli d neigh del 10.1.0.30 || fail "neigh del 10.1.0.30: exit $?"
 expect_exit 2 "resolve without a target (usage)" -- cli d resolve
 expect_exit 3 "no daemon at the socket (connect)" -- "$IBAT_CLI" --socket "$E2E_DIR/none.sock" stats
+expect_exit 19 "health with no daemon at the socket" -- "$IBAT_CLI" --socket "$E2E_DIR/none.sock" health
+expect_eq "health with no daemon: one line" "$(wc -l <<<"$LAST_ERR")" 1
+expect_contains "health with no daemon" "$LAST_ERR" "ibatd is not running (socket $E2E_DIR/none.sock: No such file or directory)"
 
 # the local port goes down: a resolve that cannot be sent is unreachable (11), not an SA timeout
 "$LAB" link --name "$name" down "$src[1]" >/dev/null

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the .deb from a build tree, lists it, extracts it into a throw-away root and checks that
 # every file lands where the man pages, the systemd unit and the README say, that the default
-# config is a conffile, that pkg-config finds libibat in the extracted tree, and that lintian
-# reports no error (its warnings are printed, not fatal).
+# config and the NHC check are conffiles, that pkg-config finds libibat in the extracted tree, and
+# that lintian reports no error (its warnings are printed, not fatal).
 #   usage: package_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=${1:?usage: package_test.sh SOURCE_DIR BUILD_DIR}
@@ -25,7 +25,8 @@ for f in usr/sbin/ibatd usr/bin/ibat; do
 done
 for f in "$libdir/libibat.so.1" "$libdir/libibat.so" usr/include/ibat.h usr/include/ibat.hpp \
          "$libdir/pkgconfig/ibat.pc" usr/share/man/man8/ibatd.8.gz usr/share/man/man1/ibat.1.gz \
-         lib/systemd/system/ibatd.service etc/ibat/ibatd.toml usr/share/doc/ibat/copyright; do
+         lib/systemd/system/ibatd.service etc/ibat/ibatd.toml etc/nhc/scripts/ibat.nhc \
+         usr/share/doc/ibat/copyright; do
   [[ -f $root/$f ]] || fail "/$f is missing"
 done
 [[ -L $root/$libdir/libibat.so.1 ]] || fail "/$libdir/libibat.so.1 is not the SONAME link"
@@ -41,7 +42,9 @@ fi
 zcat "$root/usr/share/man/man8/ibatd.8.gz" | grep -q '^\.I /etc/ibat/ibatd.toml' || fail "ibatd.8 does not name /etc/ibat/ibatd.toml"
 
 dpkg-deb -e "$deb" "$work/control"
-grep -qx /etc/ibat/ibatd.toml "$work/control/conffiles" || fail "/etc/ibat/ibatd.toml is not a conffile"
+for f in /etc/ibat/ibatd.toml /etc/nhc/scripts/ibat.nhc; do
+  grep -qx "$f" "$work/control/conffiles" || fail "$f is not a conffile"
+done
 
 # ibat.pc locates its prefix from its own place (${pcfiledir}/../../..): in the extracted tree it
 # must name that tree's include and library folders.

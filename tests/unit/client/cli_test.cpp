@@ -1,6 +1,12 @@
 // The ibat CLI binary: bad arguments exit 2 with a message naming the input, a missing daemon exits
-// 3 with advice, and against the in-test fake ibatd the documented output and exit codes appear.
+// 3 with advice (19 for `ibat health`, also when ibatd does not answer in time), and against the
+// in-test fake ibatd the documented output and exit codes appear.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +44,8 @@ TEST(Cli, BadArgumentsExitTwoAndNameTheInput) {
            {{"resolve", "--dlid", "3", "--timeout", "0"}, "from 1 to 3600000"},
            {{"resolve", "--dlid", "3", "--cache-only", "--force-sa"}, "--cache-only and --force-sa contradict"},
            {{"stats", "--json", "--prometheus"}, "--json and --prometheus exclude each other"},
+           {{"health", "--timeout", "0"}, "--timeout '0' is not a number of seconds from 0.001 to 3600"},
+           {{"health", "--timeout", "5s"}, "--timeout '5s' is not a number of seconds"},
            {{"--socket", "", "stats"}, "--socket is empty"},
            {{"stats", "--socket", ""}, "--socket is empty"},
            {{"flush", "--pkey", "0xffff"}, "--pkey needs --dgid"},
@@ -65,6 +73,7 @@ TEST(Cli, HelpListsExitCodes) {
   EXPECT_NE(r.out.find("Usage: ibat [OPTIONS] SUBCOMMAND"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("12  no-record"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("3   cannot connect to ibatd"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("19  health: ibatd did not answer within --timeout"), std::string::npos) << r.out;
 }
 
 // A command's help is about that command: no exit-code table, no CLI11 type or validator notes.
@@ -309,6 +318,50 @@ TEST(Cli, HealthOfADaemonWithNoPortLeftIsNotHealthy) {
   CliRun r = ibat({"--socket", server.path(), "health"});
   EXPECT_EQ(r.exit_code, 18);
   EXPECT_EQ(r.out, "ibatd serves no port: no InfiniBand HCA is present (removed, or its driver not loaded)\n");
+}
+
+// A wedged ibatd takes the request and never answers: at --timeout, exit 19 and one line.
+TEST(Cli, HealthOfADaemonThatDoesNotAnswerEndsAtTheDeadlineWithOneLine) {
+  FakeServer server([](FakeServer&, const ReceivedFrame&) {});
+  CliRun r = ibat({"--socket", server.path(), "health", "--timeout", "0.3"});
+  EXPECT_EQ(r.exit_code, 19);
+  EXPECT_EQ(r.err, "ibat health: ibatd did not answer within 0.3 s (socket " + server.path() + ")\n");
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(server.wait_for_requests(1).size(), 1u) << "the request was sent before the deadline";
+}
+
+TEST(Cli, HealthWithoutADaemonExitsNineteenWithOneLine) {
+  CliRun missing = ibat({"--socket", "/nonexistent/ibatd.sock", "health"});
+  EXPECT_EQ(missing.exit_code, 19);
+  EXPECT_EQ(missing.err,
+            "ibat health: ibatd is not running (socket /nonexistent/ibatd.sock: No such file or directory) "
+            "(start it with 'systemctl start ibatd', or pass --socket)\n");
+  EXPECT_TRUE(missing.out.empty()) << missing.out;
+
+  // A socket file nobody listens on (ibatd killed without cleaning up): ECONNREFUSED.
+  char dir[] = "/tmp/ibat-cli-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string stale = std::string(dir) + "/ibatd.sock";
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, stale.c_str(), stale.size() + 1);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+  ::close(fd);
+  CliRun refused = ibat({"--socket", stale, "health"});
+  EXPECT_EQ(refused.exit_code, 19);
+  EXPECT_EQ(refused.err, "ibat health: ibatd is not running (socket " + stale +
+                             ": Connection refused) (start it with 'systemctl start ibatd', or pass --socket)\n");
+  ::unlink(stale.c_str());
+  ::rmdir(dir);
+}
+
+TEST(Cli, HealthOfADaemonThatHangsUpExitsNineteenWithOneLine) {
+  FakeServer server([](FakeServer& s, const ReceivedFrame&) { s.close_connection(); });
+  CliRun r = ibat({"--socket", server.path(), "health"});
+  EXPECT_EQ(r.exit_code, 19);
+  EXPECT_EQ(r.err, "ibat health: no answer from ibatd (socket " + server.path() +
+                       "): it closed the connection (see 'journalctl -u ibatd')\n");
 }
 
 TEST(Cli, HealthOfAnOlderDaemonWithoutPortsIsNotHealthy) {

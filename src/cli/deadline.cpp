@@ -1,0 +1,38 @@
+// Deadline: a timer thread that ends the process unless disarmed in time (see deadline.h).
+#include "cli/deadline.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace ibat::cli {
+
+Deadline::Deadline(std::chrono::milliseconds limit, std::string line, int exit_code)
+    : timer_([this, limit, line = std::move(line), exit_code] {
+        std::unique_lock lock(mutex_);
+        if (disarmed_cv_.wait_for(lock, limit, [this] { return disarmed_; })) return;
+        // The lock stays held: disarm() cannot return, so no output of the command follows ours.
+        for (std::size_t done = 0; done < line.size();) {
+          ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) break;
+          done += static_cast<std::size_t>(n);
+        }
+        std::_Exit(exit_code);
+      }) {}
+
+Deadline::~Deadline() {
+  disarm();
+  timer_.join();
+}
+
+void Deadline::disarm() {
+  {
+    std::lock_guard lock(mutex_);
+    disarmed_ = true;
+  }
+  disarmed_cv_.notify_one();
+}
+
+}  // namespace ibat::cli
