@@ -12,6 +12,7 @@ PACKAGES=(
   gnuplot-nox python3 procps ccache libtsan2
   dpkg-dev lintian
   prometheus  # promtool: the Prometheus exposition parser for the stats --prometheus test
+  systemd     # systemd-analyze: the unit file test (tests/package/unit_verify_test.sh)
 )
 
 missing=()

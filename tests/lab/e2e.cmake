@@ -6,7 +6,7 @@ add_executable(e2e_table_client ${CMAKE_CURRENT_SOURCE_DIR}/e2e_table_client.c)
 target_link_libraries(e2e_table_client PRIVATE ibat ibat_warnings)
 
 foreach(test cli libibat acm librdmacm sigterm snapshot neigh_watch local_sa quiet_log quiet shared_table prefetch multi_rail hotplug
-    hca_events)
+    hca_events notify)
   add_test(NAME e2e.${test} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e_${test}.sh)
   set_tests_properties(e2e.${test} PROPERTIES LABELS lab TIMEOUT 150
     ENVIRONMENT "IBAT_LAB=${IBAT_LAB};IBAT_TOPOLOGY_DIR=${IBAT_TOPOLOGY_DIR};IBATD=$<TARGET_FILE:ibatd>;IBAT_CLI=$<TARGET_FILE:ibat_cli>;E2E_LIBIBAT_CLIENT=$<TARGET_FILE:e2e_libibat_client>;KERNEL_TWIN=$<TARGET_FILE:ibat-kernel-twin>;E2E_TABLE_CLIENT=$<TARGET_FILE:e2e_table_client>")

@@ -1,7 +1,8 @@
 // ibatd: the ibat path resolution daemon. Parses flags and the TOML config, serves every HCA port
 // it is given (all InfiniBand ports by default, host_ports.h: CAs that come and go included), runs
 // the Service on one asio event loop, and handles SIGTERM/SIGINT (cancel pending requests, write
-// the snapshot, exit 0) and SIGHUP (reload the config; a bad file keeps the old one).
+// the snapshot, exit 0) and SIGHUP (reload the config; a bad file keeps the old one). Under a
+// Type=notify unit it tells systemd READY, RELOADING, STOPPING, its status and WATCHDOG pings.
 // Exit codes (ibatd(8)): 0 clean stop or valid config, 1 invalid config or fatal error, 2 usage.
 #include <cstdio>
 #include <exception>
@@ -21,6 +22,8 @@
 #include "server/daemon/host_ports.h"
 #include "server/daemon/logging.h"
 #include "server/daemon/service.h"
+#include "server/daemon/systemd_notifier.h"
+#include "server/daemon/systemd_reporter.h"
 
 namespace {
 
@@ -59,11 +62,13 @@ int check_config(const Flags& flags) {
 
 int run(const Flags& flags, const server::DaemonConfig& config) {
   asio::io_context loop(1);
+  server::SystemdNotifier notifier = server::SystemdNotifier::from_environment();
   const std::vector<server::Service::PortSpec> specs = server::choose_ports(config);
   server::Service service(loop, config, specs, server::fabric_port_factory(loop, config));
   service.start();  // and every port's fabric
   server::HostPortWatch watch(loop, config, specs, service);
   watch.start();
+  server::SystemdReporter reporter(loop, notifier, [&] { return service.status_line(); });
 
   asio::signal_set stop_signals(loop, SIGTERM, SIGINT);
   asio::signal_set reload_signal(loop, SIGHUP);
@@ -71,6 +76,7 @@ int run(const Flags& flags, const server::DaemonConfig& config) {
     reload_signal.async_wait([&](asio::error_code ec, int) {
       if (ec) return;
       spdlog::info("SIGHUP: reloading {}", flags.config_path);
+      notifier.reloading();
       server::ConfigResult next = load(flags);
       if (next.ok()) {
         service.reload(next.config);
@@ -78,6 +84,7 @@ int run(const Flags& flags, const server::DaemonConfig& config) {
         for (const auto& error : next.errors) spdlog::error("reload: {}", error);
         spdlog::error("reload failed: keeping the running configuration");
       }
+      notifier.ready(service.status_line());
       wait_reload();
     });
   };
@@ -85,11 +92,16 @@ int run(const Flags& flags, const server::DaemonConfig& config) {
   stop_signals.async_wait([&](asio::error_code ec, int signal) {
     if (ec) return;
     spdlog::info("signal {}: stopping", signal);
+    notifier.stopping();
+    reporter.stop();
     reload_signal.cancel();
     watch.stop();
     service.shutdown([&] { loop.stop(); });
   });
   spdlog::info("ibatd {} running", IBAT_VERSION);
+  // The sockets are bound and the ports opened: systemd may start what comes After=ibatd.
+  notifier.ready(service.status_line());
+  reporter.start();
   server::run_loop(loop);
   spdlog::info("ibatd stopped");
   return 0;

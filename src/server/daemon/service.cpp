@@ -437,4 +437,15 @@ std::string Service::stats_json() const {
   return out.dump();
 }
 
+std::string Service::status_line() const {
+  std::size_t active = 0;
+  std::uint64_t entries = 0;
+  for (const PortSlot& slot : ports_) {
+    if (slot.runtime->local_port().active) ++active;
+    entries += slot.runtime->resolver().stats().entries;
+  }
+  return fmt::format("{} of {} port{} active, {} path{} cached", active, ports_.size(), ports_.size() == 1 ? "" : "s",
+                     entries, entries == 1 ? "" : "s");
+}
+
 }  // namespace ibat::server

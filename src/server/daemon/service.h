@@ -88,6 +88,8 @@ class Service {
   std::size_t port_count() const { return ports_.size(); }
   PortRuntime& port(std::size_t index) { return *ports_[index].runtime; }
   std::string stats_json() const;
+  // One line for `systemctl status`: "2 of 2 ports active, 1234 paths cached".
+  std::string status_line() const;
   // Writes the snapshot now; false (and logged) on failure or when no cache_file is set.
   bool write_snapshot();
 

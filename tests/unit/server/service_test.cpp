@@ -370,6 +370,18 @@ TEST_F(ServiceTest, StatsHaveTheDocumentedFields) {
   EXPECT_EQ(stats["server"]["connections"], 1);
 }
 
+// What systemd shows in `systemctl status ibatd` (STATUS=): ports active, paths cached.
+TEST_F(ServiceTest, StatusLineCountsActivePortsAndCachedPaths) {
+  start();
+  EXPECT_EQ(on_loop([this] { return service_->status_line(); }), "1 of 1 port active, 0 paths cached");
+  Client c(config_.server.socket);
+  warm(c, 1, gid(0xA), 10);
+  EXPECT_EQ(on_loop([this] { return service_->status_line(); }), "1 of 1 port active, 1 path cached");
+  warm(c, 2, gid(0xB), 11);
+  on_loop([this] { service_->port(0).on_local_port(core::LocalPort{kLocalGid, core::Lid{1}, core::Lid{1}, false}); });
+  EXPECT_EQ(on_loop([this] { return service_->status_line(); }).rfind("0 of 1 port active, ", 0), 0u);
+}
+
 TEST_F(ServiceTest, StatsCarryTheFabricsGetTableCounters) {
   start();
   on_loop([this] {
