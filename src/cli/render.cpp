@@ -319,6 +319,24 @@ std::string stats_prometheus(const json& stats) {
     prometheus_help(out, metric);
     prometheus_series(out, metric, value, "");
   }
+  // Each port's state and its SA's silence, for alerts (a port not active, an SA not answering):
+  // `ibat health` judges by the same two fields.
+  if (!ports.empty()) {
+    const Metric active{"ibat_port_active", "gauge", "1 while the port is active, 0 while it is down or its link is down."};
+    const Metric silent{"ibat_sa_silent_seconds", "gauge",
+                        "Seconds since the port's SA stopped answering; 0 while it answers."};
+    auto labels_of = [](const json& p) {
+      return "device=\"" + label_value(p["device"].get<std::string>()) + "\",port=\"" + p["port"].dump() + "\"";
+    };
+    prometheus_help(out, active);
+    for (const json* p : ports)
+      prometheus_series(out, active, json(p->value("state", "") == "active" ? 1 : 0), labels_of(*p));
+    prometheus_help(out, silent);
+    for (const json* p : ports) {
+      auto s = p->find("sa_silent_s");
+      prometheus_series(out, silent, s != p->end() && s->is_number() ? *s : json(0), labels_of(*p));
+    }
+  }
   return out.str();
 }
 

@@ -386,6 +386,20 @@ TEST(Cli, PrometheusLabelsAPortsSeriesWithDeviceAndPortAndTheHostsNot) {
   EXPECT_NE(r.out.find("ibat_mads_sent_total{device=\"mlx5_1\",port=\"1\"} 7\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_connections_open 1\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_uptime_seconds 3\n"), std::string::npos) << r.out;
+  // Each port's state and its SA's silence, for the alert rules (packaging/prometheus).
+  EXPECT_NE(r.out.find("# TYPE ibat_port_active gauge\nibat_port_active{device=\"mlx5_0\",port=\"1\"} 1\n"
+                       "ibat_port_active{device=\"mlx5_1\",port=\"1\"} 0\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("# TYPE ibat_sa_silent_seconds gauge\nibat_sa_silent_seconds{device=\"mlx5_0\",port=\"1\"} 0\n"
+                       "ibat_sa_silent_seconds{device=\"mlx5_1\",port=\"1\"} 12.5\n"),
+            std::string::npos)
+      << r.out;
+  std::string file = ::testing::TempDir() + "ibat_stats_ports.prom";
+  std::ofstream(file) << r.out;
+  ProgramRun lint = run_program("promtool", {"check", "metrics"}, "<" + file);
+  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+  EXPECT_EQ(lint.out + lint.err, "") << r.out;
 }
 
 TEST(Cli, StatsPrometheusFollowsTheConventions) {
