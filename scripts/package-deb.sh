@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Debian package of ibat (daemon, CLI, libibat with headers and pkg-config file, man
-# pages, systemd unit, default config and NHC check as conffiles) from a CMake build tree
+# pages, systemd unit, default config and NHC check as conffiles, the node_exporter textfile timer
+# with its script, Prometheus alert rules and a Grafana dashboard) from a CMake build tree
 # configured with the install prefix /usr (the release and test presets are): the tree's own
 # install rules are staged with `cmake --install --strip`, the Debian control files are generated
 # around them, and dpkg-deb builds the .deb. Prints the package's path.
@@ -35,7 +36,9 @@ DESTDIR="$root" cmake --install "$build" --strip >/dev/null
 
 libdir="usr/lib/$multiarch"
 for f in usr/sbin/ibatd usr/bin/ibat "$libdir/libibat.so.1" usr/include/ibat.h "$libdir/pkgconfig/ibat.pc" \
-         lib/systemd/system/ibatd.service etc/ibat/ibatd.toml etc/nhc/scripts/ibat.nhc; do
+         lib/systemd/system/ibatd.service etc/ibat/ibatd.toml etc/nhc/scripts/ibat.nhc \
+         usr/lib/ibat/ibat-textfile lib/systemd/system/ibat-textfile.service lib/systemd/system/ibat-textfile.timer \
+         usr/share/ibat/prometheus/ibat-alerts.yml usr/share/ibat/grafana/ibat-dashboard.json; do
   [[ -e $root/$f ]] || { echo "package-deb: the install rules of $build did not install /$f" >&2; exit 1; }
 done
 
@@ -78,7 +81,9 @@ Description: InfiniBand path resolution daemon with a per-host path cache
  .
  This package holds the daemon (ibatd), its command-line client (ibat), the
  client library libibat with its headers and pkg-config file, the man pages,
- the systemd unit and the default configuration.
+ the systemd unit and the default configuration, an NHC check, a timer that
+ writes the statistics for node_exporter's textfile collector, Prometheus
+ alert rules and a Grafana dashboard.
 EOF
 (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) >"$control/md5sums"
 find "$root" -type d -exec chmod 0755 {} +

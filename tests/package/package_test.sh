@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the .deb from a build tree, lists it, extracts it into a throw-away root and checks that
-# every file lands where the man pages, the systemd unit and the README say, that the default
+# every file lands where the man pages, the systemd units and the README say (the textfile timer's
+# script where its service runs it, the alert rules and dashboard), that the default
 # config and the NHC check are conffiles, that pkg-config finds libibat in the extracted tree, and
 # that lintian reports no error (its warnings are printed, not fatal).
 #   usage: package_test.sh SOURCE_DIR BUILD_DIR
@@ -26,9 +27,18 @@ done
 for f in "$libdir/libibat.so.1" "$libdir/libibat.so" usr/include/ibat.h usr/include/ibat.hpp \
          "$libdir/pkgconfig/ibat.pc" usr/share/man/man8/ibatd.8.gz usr/share/man/man1/ibat.1.gz \
          lib/systemd/system/ibatd.service etc/ibat/ibatd.toml etc/nhc/scripts/ibat.nhc \
-         usr/share/doc/ibat/copyright; do
+         usr/share/doc/ibat/copyright lib/systemd/system/ibat-textfile.service \
+         lib/systemd/system/ibat-textfile.timer usr/share/ibat/prometheus/ibat-alerts.yml \
+         usr/share/ibat/grafana/ibat-dashboard.json; do
   [[ -f $root/$f ]] || fail "/$f is missing"
 done
+# The textfile writer is where its service runs it from, and executable.
+textfile_unit="$root/lib/systemd/system/ibat-textfile.service"
+if [[ -f $textfile_unit ]]; then
+  textfile_exec=$(sed -n 's/^ExecStart=//p' "$textfile_unit")
+  [[ $textfile_exec == /usr/lib/ibat/ibat-textfile ]] || fail "ibat-textfile.service runs '$textfile_exec'"
+  [[ -f $root$textfile_exec && -x $root$textfile_exec ]] || fail "$textfile_exec is not an executable file of the package"
+fi
 [[ -L $root/$libdir/libibat.so.1 ]] || fail "/$libdir/libibat.so.1 is not the SONAME link"
 
 # The unit starts the packaged daemon with the packaged config.
