@@ -2,7 +2,7 @@
 # lab.qos: `ibat-lab up --qos-policy FILE --partitions FILE` runs OpenSM with that QoS policy and
 # partition file: saquery's PathRecords carry the SL the policy gives a ServiceID, a QoS class and
 # a P_Key (and the default SL without them), the second P_Key exists, both survive `sm restart`
-# after the caller's files are gone, and a file that is missing or that OpenSM rejects fails `up`
+# and a fail-over to the standby SM after the caller's files are gone, and a file that is missing or that OpenSM rejects fails `up`
 # with exit 9 and a message naming the file and quoting OpenSM.
 source "$(dirname "$0")/lab_lib.sh"
 name=$(lab_name qos)
@@ -60,7 +60,7 @@ expect_contains "bad partitions message names the file" "$LAST_ERR" "--partition
 expect_contains "bad partitions message quotes OpenSM" "$LAST_ERR" "PARSE ERROR: line 1: bad partition definition"
 
 # --- a QoS fabric
-lab_up "$name" --topology "$small" --qos-policy "$tmp/qos-policy.conf" \
+lab_up "$name" --topology "$small" --standby-sm Hca2 --qos-policy "$tmp/qos-policy.conf" \
   --partitions "$tmp/partitions.conf" >/dev/null
 status=$("$LAB" status --name "$name" --json)
 # field KEY...: a value of `status --json`, e.g. field qos_policy file
@@ -114,3 +114,5 @@ rm "$tmp/qos-policy.conf" "$tmp/partitions.conf"
 check_sls "after sm restart"
 out=$("$LAB" run --name "$name" --node Hca1 -- saquery -p --sgid-to-dgid "$src-$dst" --pkey 0x8002)
 expect_contains "after sm restart: path in P_Key 0x8002" "$out" "pkey....................0x8002"
+"$LAB" sm --name "$name" failover >/dev/null
+check_sls "after a fail-over to the standby SM"
