@@ -5,7 +5,7 @@
 # IBV_EVENT_CLIENT_REREGISTER (OpenSM's first master sweep sets ClientReregister on every port),
 # and a restart with new LIDs through LID_CHANGE and CLIENT_REREGISTER, the daemon's port then
 # on its new LID. Each SM change's delay from OpenSM's SUBNET UP is printed (the figure in
-# docs/fabric.md). Hosts without events (IBAT_TWIN_VERBS=0): e2e.quiet.
+# docs/fabric.md; ms_from_subnet_up in lab_lib.sh). Hosts without events (IBAT_TWIN_VERBS=0): e2e.quiet.
 source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/e2e_lib.sh"
 name=$(lab_name e2ehca)
@@ -15,7 +15,7 @@ start_ibatd "$name" $node v
 wait_resolving v "$(host "$name" h0020 gid)"
 expect_eq "port events" "$(jq_py "$(cli v stats --json)" 'j["fabric"]["port_events"]')" "True"
 expect_contains "ibatd's port line" "$(grep 'port events:' "$DAEMON_DIR/v.err")" "verbs async events of"
-opensm_log="${IBAT_LAB_DIR:-/tmp/ibat-lab}/$name/opensm-primary.log"
+opensm_log=$(opensm_log "$name")
 
 # sm_changes: the daemon's count of SM changes
 sm_changes() { jq_py "$(cli v stats --json)" 'j["fabric"]["sm_changes"]'; }
@@ -27,32 +27,19 @@ wait_sm_change() {
     sleep 0.1
   done
 }
-# delay_from_subnet_up: ms from OpenSM's last SUBNET UP to the daemon's last "SM changed" line
-delay_from_subnet_up() {
-  python3 - "$opensm_log" "$DAEMON_DIR/v.err" <<'PY'
-import datetime, re, sys
-ups = [m for m in (re.match(r"(\w{3} \d\d \d\d:\d\d:\d\d) (\d{6}) .*SUBNET UP", l) for l in open(sys.argv[1])) if m]
-changes = [l for l in open(sys.argv[2]) if "SM changed" in l]
-changed = datetime.datetime.strptime(changes[-1][:23], "%Y-%m-%d %H:%M:%S.%f")
-up = datetime.datetime.strptime(f"{changed.year} {ups[-1].group(1)}", "%Y %b %d %H:%M:%S")
-up += datetime.timedelta(microseconds=int(ups[-1].group(2)))
-print(round((changed - up).total_seconds() * 1e3))
-PY
-}
-
 events_before=$(grep -c 'HCA event client_reregister' "$DAEMON_DIR/v.err" || true)
 before=$(sm_changes)
 "$LAB" sm --name "$name" restart >/dev/null
 wait_sm_change "$before" "same-LID OpenSM restart"
 events_after=$(grep -c 'HCA event client_reregister' "$DAEMON_DIR/v.err" || true)
 ((events_after > events_before)) || fail "the SM change came without a CLIENT_REREGISTER event"
-pass "same-LID restart: CLIENT_REREGISTER, SM change $(delay_from_subnet_up) ms after OpenSM's SUBNET UP"
+pass "same-LID restart: CLIENT_REREGISTER, SM change $(ms_from_subnet_up "$opensm_log" "$DAEMON_DIR/v.err") ms after OpenSM's SUBNET UP"
 
 old_lid=$(host_field "$name" $node lid)
 before=$(sm_changes)
 "$LAB" sm --name "$name" restart --new-lids >/dev/null
 wait_sm_change "$before" "OpenSM restart with new LIDs"
-pass "new LIDs: SM change $(delay_from_subnet_up) ms after OpenSM's SUBNET UP"
+pass "new LIDs: SM change $(ms_from_subnet_up "$opensm_log" "$DAEMON_DIR/v.err") ms after OpenSM's SUBNET UP"
 grep -q 'HCA event lid_change' "$DAEMON_DIR/v.err" || fail "no LID_CHANGE event for the new LID"
 pass "LID_CHANGE raised"
 new_lid=$(host_field "$name" $node lid)

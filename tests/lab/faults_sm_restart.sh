@@ -34,8 +34,9 @@ for tag in A B; do
     sleep 0.2
   done
   changes=$(grep -c 'SM changed' "$FAULTS_DIR/$tag.err" || true)
-  pass "ibatd $tag noticed $changes SM changes, the last one $delay s after the last restart began"
-  noticed+=("$tag $changes (last after ${delay} s)")
+  since_up=$(ms_from_subnet_up "$(opensm_log "$name")" "$FAULTS_DIR/$tag.err")
+  pass "ibatd $tag noticed $changes SM changes, the last one $delay s after the last restart began, $since_up ms from OpenSM's last SUBNET UP"
+  noticed+=("$tag $changes (last after ${delay} s, ${since_up} ms from SUBNET UP)")
 done
 kill -INT "$LOAD_PID"
 load_wait "$out" "load through 10 SM restarts"

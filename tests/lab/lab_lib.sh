@@ -59,5 +59,22 @@ sm_lid() {
   "$LAB" run --name "$1" --node "$2" -- smpquery portinfo -D 0 | sed -n 's/^SMLid:\.*\([0-9]*\)$/\1/p'
 }
 
+# opensm_log NAME: the primary OpenSM's log of fabric NAME
+opensm_log() { echo "${IBAT_LAB_DIR:-/tmp/ibat-lab}/$1/opensm-primary.log"; }
+
+# ms_from_subnet_up OPENSM_LOG DAEMON_LOG: ms from OpenSM's last SUBNET UP to ibatd's last "SM
+# changed" line (negative: ibatd knew before OpenSM announced it)
+ms_from_subnet_up() {
+  python3 - "$1" "$2" <<'PY'
+import datetime, re, sys
+ups = [m for m in (re.match(r"(\w{3} \d\d \d\d:\d\d:\d\d) (\d{6}) .*SUBNET UP", l) for l in open(sys.argv[1])) if m]
+changes = [l for l in open(sys.argv[2]) if "SM changed" in l]
+changed = datetime.datetime.strptime(changes[-1][:23], "%Y-%m-%d %H:%M:%S.%f")
+up = datetime.datetime.strptime(f"{changed.year} {ups[-1].group(1)}", "%Y %b %d %H:%M:%S")
+up += datetime.timedelta(microseconds=int(ups[-1].group(2)))
+print(round((changed - up).total_seconds() * 1e3))
+PY
+}
+
 # sminfo_state NAME NODE: state word of the master SM as seen from NODE (e.g. SMINFO_MASTER)
 sminfo_state() { "$LAB" run --name "$1" --node "$2" -- sminfo | awk '{print $NF}'; }
