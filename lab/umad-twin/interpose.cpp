@@ -64,6 +64,8 @@ namespace ibat::umad_twin {
 namespace {
 
 constexpr int kMaxTrackedFd = 65536;
+// How stale a port's attributes may be: sysfs files are re-read from ibsim at most this often, and a
+// port with an open verbs context is compared with ibsim's PortInfo this often (its events' delay).
 constexpr auto kPortRefresh = std::chrono::milliseconds(50);
 constexpr const char* kDevDir = "/dev/infiniband/";
 
