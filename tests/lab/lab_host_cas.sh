@@ -2,6 +2,7 @@
 # lab.host_cas: under the umad twin (IBAT_LAB_KERNEL=twin), `run`/`env` --host attach a process
 # to every HCA of a host and --also NAME:NODE adds a CA of another fabric: the environment they
 # give (IBAT_TWIN_CAS in file order, @sockname only for the other fabric, IBAT_TWIN_SYSFS_DIR,
+# IBAT_TWIN_EVENTS_DIR,
 # SIM_HOST, the twin as LD_PRELOAD), and their refusals: more than 9 CAs on one simulator, two
 # CAs of one name, --also on an unknown fabric or node or without NAME:, and --also on a
 # libumad2sim fabric.
@@ -37,7 +38,8 @@ want="export IBSIM_SOCKNAME=ibat-lab-$compute
 export SIM_HOST=g0002-mlx5_0
 export LD_PRELOAD=$standin
 export IBAT_TWIN_CAS=mlx5_0=g0002-mlx5_0,mlx5_1=g0002-mlx5_1
-export IBAT_TWIN_SYSFS_DIR=$root/$compute"
+export IBAT_TWIN_SYSFS_DIR=$root/$compute
+export IBAT_TWIN_EVENTS_DIR=$root/port-events"
 expect_eq "env --host g0002" "$("$LAB" env --name "$compute" --host g0002)" "$want"
 expect_eq "env --node g0003-mlx5_1" \
   "$("$LAB" env --name "$compute" --node g0003-mlx5_1 | grep IBAT_TWIN_CAS)" "export IBAT_TWIN_CAS=mlx5_1=g0003-mlx5_1"
@@ -51,10 +53,10 @@ expect_eq "a description of one word: host = node id, CA ibsim0" \
 expect_eq "--host of a one-HCA host under libumad2sim" \
   "$("$LAB" env --name "$single" --host Hca3 | grep SIM_HOST)" "export SIM_HOST=Hca3"
 
-out=$(SIM_SET_ISSM=1 IBAT_TWIN_CAS=stale IBAT_TWIN_SYSFS_DIR=stale LD_PRELOAD=libmine.so \
-  "$LAB" run --name "$compute" --host g0001 -- sh -c 'echo "$IBAT_TWIN_CAS|$IBAT_TWIN_SYSFS_DIR|$LD_PRELOAD|${SIM_SET_ISSM-unset}"' 2>/dev/null)
+out=$(SIM_SET_ISSM=1 IBAT_TWIN_CAS=stale IBAT_TWIN_SYSFS_DIR=stale IBAT_TWIN_EVENTS_DIR=stale LD_PRELOAD=libmine.so \
+  "$LAB" run --name "$compute" --host g0001 -- sh -c 'echo "$IBAT_TWIN_CAS|$IBAT_TWIN_SYSFS_DIR|$IBAT_TWIN_EVENTS_DIR|$LD_PRELOAD|${SIM_SET_ISSM-unset}"' 2>/dev/null)
 expect_eq "run --host: the process's environment" "$out" \
-  "mlx5_0=g0001-mlx5_0,mlx5_1=g0001-mlx5_1|$root/$compute|libmine.so:$standin|unset"
+  "mlx5_0=g0001-mlx5_0,mlx5_1=g0001-mlx5_1|$root/$compute|$root/port-events|libmine.so:$standin|unset"
 expect_eq "run --host g0001 reaches the SM (through the stand-in, on mlx5_0)" \
   "$("$LAB" run --name "$compute" --host g0001 -- sminfo 2>/dev/null | awk '{print $NF}')" SMINFO_MASTER
 
