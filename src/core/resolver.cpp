@@ -7,8 +7,8 @@
 namespace ibat::core {
 
 Resolver::Impl::Impl(const Policy& p, const Clock& c, QuerySink& s, std::uint64_t seed)
-    : policy(p), clock(c), sink(s), prng(seed), bucket(p.sa_rate, p.sa_burst, c.now()),
-      pacer(p.sa_max_inflight, seed ^ 0x5A9ACE5EEDULL), subnet_size(p.expected_subnet_ports) {}
+    : policy(p), clock(c), sink(s), prng(seed),
+      admission(p, c.now(), seed ^ 0x5A9ACE5EEDULL), subnet_size(p.expected_subnet_ports) {}
 
 Resolver::Resolver(const Policy& policy, const Clock& clock, QuerySink& sink, std::uint64_t seed)
     : impl_(std::make_unique<Impl>(policy, clock, sink, seed)) {}
@@ -71,15 +71,13 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   }
   if (!m.in_use_aside.empty()) consider(m.awaiting_table() ? m.in_use_release_at() : m.now());
   if (m.table_ready()) consider(std::max(m.table_due(), m.now()));
-  const bool only_late = m.urgent_queue.empty() && m.background_queue.empty();
-  const bool queued = !only_late || !m.late_queue.empty();
-  if (queued && m.port_active) {
-    if (only_late && m.late_paced_alone()) {
-      if (m.inflight.size() < m.policy.sa_max_inflight) consider(std::max(m.bucket.next_available(m.now()), m.next_late_send));
-    } else if (m.inflight.size() < m.send_cap()) {
-      TimePoint paced = m.policy.sa_adaptive ? m.pacer.next_send() : TimePoint{};
-      if (only_late && m.awaiting_table()) paced = std::max(paced, m.next_late_send);
-      consider(std::max(m.bucket.next_available(m.now()), paced));
+  // The wake-up of the send queue pump() would look at first (it skips outdated items: at worst
+  // a tick too early).
+  if (m.port_active) {
+    for (Traffic kind : {Traffic::waited, Traffic::background, Traffic::late}) {
+      if (m.send_queue(kind).empty()) continue;
+      if (auto at = m.admission.earliest(kind, m.send_load(), m.now())) consider(*at);
+      break;
     }
   }
   return next;
@@ -91,14 +89,14 @@ Stats Resolver::stats() const {
   s.pending = impl_->pending.size();
   s.inflight = impl_->inflight.size();
   s.neighbours = impl_->neighbours.size();
-  s.sa_window = impl_->send_cap();
+  s.sa_window = impl_->admission.window();
   return s;
 }
 
 Resolver::TableSizes Resolver::table_sizes() const {
   const Impl& m = *impl_;
   return {.pending = m.pending.size(), .deadlines = m.deadlines.size(), .jobs = m.jobs.size(),
-          .queued = m.urgent_queue.size() + m.late_queue.size() + m.background_queue.size(), .lid_failures = m.lid_failures.size()};
+          .queued = m.send_queues[0].size() + m.send_queues[1].size() + m.send_queues[2].size(), .lid_failures = m.lid_failures.size()};
 }
 
 const Policy& Resolver::policy() const { return impl_->policy; }
@@ -106,8 +104,7 @@ const Policy& Resolver::policy() const { return impl_->policy; }
 void Resolver::set_policy(const Policy& policy) {
   Impl& m = *impl_;
   m.policy = policy;
-  m.bucket.configure(policy.sa_rate, policy.sa_burst, m.now());
-  m.pacer.set_max_window(policy.sa_max_inflight);
+  m.admission.configure(policy, m.now());
   m.subnet_size = std::max<std::size_t>(m.subnet_size, policy.expected_subnet_ports);
   if (policy.prefetch == Prefetch::off) m.drop_table();
   m.make_room();
@@ -255,11 +252,11 @@ void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
     Job& job = jobs.at(job_id);
     if (job.waiters.size() >= policy.max_waiters_per_key) return refuse();
     ++stats.coalesced;
-    if (job.waits_for_table) shorten_table_wait(job_id, p);
-    if (job.queued && !job.urgent && !job.late) {  // promote a background job (a late one keeps its pace)
-      job.urgent = true;
-      urgent_queue.emplace_back(job_id, job.queue_seq);
-      compact_queue(urgent_queue);
+    if (job.state == JobState::table_wait) shorten_table_wait(job_id, p);
+    if (job.state == JobState::queued && job.traffic == Traffic::background) {  // promoted (a late one keeps its pace)
+      job.traffic = Traffic::waited;
+      send_queue(Traffic::waited).emplace_back(job_id, job.queue_seq);
+      compact_queue(send_queue(Traffic::waited));
     }
   } else {
     job_id = create_job(key);

@@ -31,7 +31,7 @@ void Resolver::Impl::schedule_revalidation_all() {
 void Resolver::Impl::retry_now() {
   const TimePoint t = now();
   for (auto& [id, job] : jobs) {
-    if (!job.retry_wait || job.waits_for_table) continue;  // those wait for the new SM's table
+    if (job.state != JobState::backoff) continue;  // a parked job waits for the new SM's table
     job.attempts = 0;
     job.retry_at = t;
     retries.emplace(t, id);
@@ -41,7 +41,7 @@ void Resolver::Impl::retry_now() {
 void Resolver::on_sm_changed() {
   Impl& m = *impl_;
   ++m.stats.sm_changes;
-  if (m.policy.sa_adaptive) m.pacer.restart(m.now());
+  m.admission.on_sm_changed(m.now());
   m.retry_now();
   m.schedule_revalidation_all();
   m.want_table();

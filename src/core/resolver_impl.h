@@ -4,6 +4,7 @@
 // once the state is consistent, so callbacks may re-enter the Resolver safely.
 #pragma once
 
+#include <array>
 #include <deque>
 #include <functional>
 #include <optional>
@@ -18,8 +19,7 @@
 #include "core/neighbour_table.h"
 #include "core/path_cache.h"
 #include "core/resolver.h"
-#include "core/sa_pacer.h"
-#include "core/token_bucket.h"
+#include "core/sa_admission.h"
 
 namespace ibat::core {
 
@@ -50,19 +50,28 @@ struct KeyHash {
   std::size_t operator()(const LidKey& k) const noexcept;
 };
 
+// Where a Job is: it moves queued -> in_flight -> (answered: gone) or backoff -> queued again.
+// A parked job (table_wait) is queued when the awaited GetTable answers without its path, or at
+// retry_at (its waiters' deadlines less the reserve for a GET).
+enum class JobState : std::uint8_t {
+  queued,      // in the send queue of its traffic (create_job's callers queue or park it at once)
+  in_flight,   // its query is out: `query`
+  backoff,     // its last query failed: queued again at retry_at
+  table_wait,  // parked until the awaited GetTable answers, at most until retry_at
+};
+
 struct Job {
   JobKey key;
   std::vector<RequestId> waiters;
   QueryId query = 0;            // in flight, 0 if none
   std::uint32_t attempts = 0;   // failed attempts so far
   std::uint64_t queue_seq = 0;  // send-queue entries with another seq are outdated
-  bool queued = false;          // waiting for a send slot (inflight cap, token bucket, port)
-  bool urgent = false;          // queued in the urgent queue (a waiter promoted it)
+  JobState state = JobState::queued;
+  // The queue it was last put in; a late job stays late through its retries while the table is
+  // awaited (release_retries).
+  Traffic traffic = Traffic::waited;
   bool for_cache = false;       // revalidation or prefetch: wanted even without waiters
-  bool retry_wait = false;      // waiting for its backoff to end
   bool renews_in_use = false;   // a path in use whose LIDs moved: the GetTable waits for it
-  bool waits_for_table = false;  // parked (retry_wait) until the awaited GetTable, at most to retry_at
-  bool late = false;             // past that wait: while the table is awaited, its GETs (retries too) go at late_gap()
   TimePoint retry_at{};
   TimePoint sent_at{};          // of the query in flight
 };
@@ -75,6 +84,8 @@ struct Pending {
   bool waits_for_port = false;  // no source GID yet: waiting for the first local port report
   bool stale_fallback = false;  // held on a stale entry whose LIDs moved: its path if no fresh one
 };
+
+using SendQueue = std::deque<std::pair<JobId, std::uint64_t>>;  // (job, its queue_seq)
 
 struct CompletionCall {
   Completion done;
@@ -125,12 +136,13 @@ struct Resolver::Impl {
   void destroy_job(JobId id);
   bool abandoned(const Job& job) const { return job.waiters.empty() && !job.for_cache; }
   void drop_if_abandoned(JobId id);  // a query nobody waits for any more is not sent
-  void enqueue(JobId id, bool urgent);
+  void enqueue(JobId id, Traffic traffic);
+  void enqueue(JobId id, bool urgent) { enqueue(id, urgent ? Traffic::waited : Traffic::background); }
   void enqueue_for_cache(const JobKey& key);  // a background job (revalidation, prefetch)
-  void compact_queue(std::deque<std::pair<JobId, std::uint64_t>>& queue);
+  void compact_queue(SendQueue& queue);
   void remember_lid_failure(const LidKey& key, TimePoint until, Error error);
   void start_revalidation(PathCache::Index i);
-  std::uint32_t send_cap() const;  // queries that may be in flight now
+  SendLoad send_load() const;  // what the admission needs of our state now
   void pump();
   void send_query(JobId id);
   void accept(JobId id, const PathRecord& path);
@@ -160,7 +172,7 @@ struct Resolver::Impl {
   // A new job whose waiters can wait for the awaited GetTable is parked until it answers, at
   // most until kTableWaitReserve before the waiter's deadline; false: it goes by GET now.
   bool park_for_table(JobId id, const Pending& p);
-  void enqueue_late(JobId id);  // its wait for the table is over: by GET, at late_gap() apart
+  void enqueue_late(JobId id) { enqueue(id, Traffic::late); }  // its wait for the table is over
   Duration late_gap() const;
   // The share of the table rate the late GETs of all the hosts still waiting for their tables
   // take when every host is in a job start: kLatePerHost each, within [kLateShare, kLateShareMax].
@@ -170,10 +182,6 @@ struct Resolver::Impl {
   // leave the late GETs of the hosts still to come their share and are spread the longer for it.
   // Without such requests (a power-on, an SM change) the spread is even.
   Duration spread_offset(double place) const;
-  // While the table is awaited the late queue goes at late_gap() alone: the SaPacer, which reads
-  // the queue the tables make as congestion, neither paces it nor caps its queries in flight
-  // (sa_max_inflight still does), until a late GET is lost; an answered one lifts that again.
-  bool late_paced_alone() const { return awaiting_table() && !late_lost; }
   void shorten_table_wait(JobId id, const Pending& p);  // a waiter with an earlier deadline joined
   void release_table_waits();        // the table answered or none comes: the parked jobs go by GET
   void release_waits_past_table();   // the parked jobs whose wait ends before the table is due go late now
@@ -213,8 +221,7 @@ struct Resolver::Impl {
   Prng prng;
   PathCache cache;
   NeighbourTable neighbours;
-  TokenBucket bucket;
-  SaPacer pacer;  // used when policy.sa_adaptive
+  SaAdmission admission;
   std::optional<LocalPort> port;  // unknown until the first on_local_port (then assumed usable)
   std::optional<TimePoint> lids_moved_at;  // when our own LID last changed (the SM moved the LIDs)
   bool port_active = true;
@@ -239,11 +246,9 @@ struct Resolver::Impl {
   using MinHeap = std::priority_queue<Timed, std::vector<Timed>, std::greater<>>;
   std::set<Timed> deadlines;  // (deadline, RequestId) of every pending request, and nothing else
   MinHeap retries;    // (retry_at, JobId)
-  std::deque<std::pair<JobId, std::uint64_t>> urgent_queue;      // jobs with waiters
-  std::deque<std::pair<JobId, std::uint64_t>> late_queue;        // past their wait for the table
-  std::deque<std::pair<JobId, std::uint64_t>> background_queue;  // revalidation, prefetch
-  TimePoint next_late_send{};  // while the table is awaited, the late queue goes at late_gap()
-  bool late_lost = false;      // the last late GET answered or lost: lost (late_paced_alone)
+  std::array<SendQueue, kTrafficByPriority.size()> send_queues;  // by Traffic
+  SendQueue& send_queue(Traffic t) { return send_queues[static_cast<std::size_t>(t)]; }
+  const SendQueue& send_queue(Traffic t) const { return send_queues[static_cast<std::size_t>(t)]; }
   bool table_contended = false;  // a request waited for the awaited table (late_share)
   std::deque<PathKey> revalidation_schedule;  // most recently used first
   TimePoint next_revalidation{};

@@ -1,6 +1,6 @@
-// Resolver jobs: one query (plus retries) per destination key, the send queue shaped by
-// sa_max_inflight and the token bucket, query results, backoff, negative caching and the
-// cache-entry bookkeeping that goes with them.
+// Resolver jobs: one query (plus retries) per destination key, the send queues the SaAdmission
+// lets go (pump), query results, backoff, negative caching and the cache-entry bookkeeping that
+// goes with them.
 #include <algorithm>
 #include <cstring>
 
@@ -52,29 +52,14 @@ void Resolver::Impl::drop_if_abandoned(JobId id) {
   if (it != jobs.end() && abandoned(it->second) && it->second.query == 0) destroy_job(id);
 }
 
-void Resolver::Impl::enqueue(JobId id, bool urgent) {
+void Resolver::Impl::enqueue(JobId id, Traffic traffic) {
   Job& job = jobs.at(id);
-  job.queued = true;
-  job.urgent = urgent;
-  job.retry_wait = false;
-  job.waits_for_table = false;
-  job.late = false;
+  job.state = JobState::queued;
+  job.traffic = traffic;
   ++job.queue_seq;
-  auto& queue = urgent ? urgent_queue : background_queue;
+  SendQueue& queue = send_queue(traffic);
   queue.emplace_back(id, job.queue_seq);
   compact_queue(queue);
-}
-
-void Resolver::Impl::enqueue_late(JobId id) {
-  Job& job = jobs.at(id);
-  job.queued = true;
-  job.urgent = false;
-  job.retry_wait = false;
-  job.waits_for_table = false;
-  job.late = true;
-  ++job.queue_seq;
-  late_queue.emplace_back(id, job.queue_seq);
-  compact_queue(late_queue);
 }
 
 void Resolver::Impl::enqueue_for_cache(const JobKey& key) {
@@ -85,11 +70,11 @@ void Resolver::Impl::enqueue_for_cache(const JobKey& key) {
 
 // Items of destroyed or re-queued jobs are skipped when they reach the front; a queue that holds
 // mostly such items is swept, so that each queue stays within 2 x jobs + 64 items.
-void Resolver::Impl::compact_queue(std::deque<std::pair<JobId, std::uint64_t>>& queue) {
+void Resolver::Impl::compact_queue(SendQueue& queue) {
   if (queue.size() <= 2 * jobs.size() + 64) return;
   std::erase_if(queue, [this](const std::pair<JobId, std::uint64_t>& item) {
     auto it = jobs.find(item.first);
-    return it == jobs.end() || !it->second.queued || it->second.queue_seq != item.second;
+    return it == jobs.end() || it->second.state != JobState::queued || it->second.queue_seq != item.second;
   });
 }
 
@@ -100,48 +85,46 @@ void Resolver::Impl::start_revalidation(PathCache::Index i) {
   enqueue_for_cache(JobKey::for_path(e.key));
 }
 
-std::uint32_t Resolver::Impl::send_cap() const {
-  if (!policy.sa_adaptive) return policy.sa_max_inflight;
-  return std::min(policy.sa_max_inflight, pacer.allowed_inflight());
+SendLoad Resolver::Impl::send_load() const {
+  return {.inflight = inflight.size(), .table_awaited = awaiting_table(), .late_gap = late_gap()};
 }
 
+// The highest-priority queue with a live item that the admission lets be picked now goes first;
+// when the admission holds its next GET, nothing goes until next_wakeup().
 void Resolver::Impl::pump() {
   if (!port_active) return;
-  auto front_is_live = [this](auto& queue) {
+  auto front_is_live = [this](SendQueue& queue) {
     while (!queue.empty()) {
       auto [id, seq] = queue.front();
       auto it = jobs.find(id);
-      if (it != jobs.end() && it->second.queued && it->second.queue_seq == seq) return true;
+      if (it != jobs.end() && it->second.state == JobState::queued && it->second.queue_seq == seq) return true;
       queue.pop_front();
     }
     return false;
   };
-  const std::uint32_t cap = send_cap();
   while (true) {
-    const bool late_may_go = !awaiting_table() || now() >= next_late_send;
-    auto* queue = front_is_live(urgent_queue)                    ? &urgent_queue
-                  : late_may_go && front_is_live(late_queue)     ? &late_queue
-                  : front_is_live(background_queue)              ? &background_queue
-                                                                 : nullptr;
-    if (!queue) return;
-    const bool alone = queue == &late_queue && late_paced_alone();
-    if (inflight.size() >= (alone ? policy.sa_max_inflight : cap)) return;
-    if (!alone && policy.sa_adaptive && now() < pacer.next_send()) return;
-    if (!bucket.try_take(now())) return;
-    if (queue == &late_queue) next_late_send = now() + late_gap();
-    JobId id = queue->front().first;
-    queue->pop_front();
+    const SendLoad load = send_load();
+    const TimePoint t = now();
+    const auto kind = std::find_if(kTrafficByPriority.begin(), kTrafficByPriority.end(), [&](Traffic k) {
+      return admission.eligible(k, load, t) && front_is_live(send_queue(k));
+    });
+    if (kind == kTrafficByPriority.end()) return;
+    const std::optional<TimePoint> at = admission.earliest(*kind, load, t);
+    if (!at || *at > t) return;
+    admission.on_sent(*kind, load, t);
+    SendQueue& queue = send_queue(*kind);
+    const JobId id = queue.front().first;
+    queue.pop_front();
     send_query(id);
   }
 }
 
 void Resolver::Impl::send_query(JobId id) {
   Job& job = jobs.at(id);
-  job.queued = false;
+  job.state = JobState::in_flight;
   job.query = next_query++;
   inflight.emplace(job.query, id);
   job.sent_at = now();
-  if (policy.sa_adaptive) pacer.on_send(job.sent_at);
   ++stats.sa_queries;
   if (job.attempts > 0) ++stats.sa_retries;
   PathQuery q{.id = job.query, .sgid = job.key.sgid, .dgid = std::nullopt, .dlid = std::nullopt, .pkey = job.key.pkey};
@@ -157,11 +140,7 @@ void Resolver::on_query_result(QueryId query, const QueryResult& result) {
   m.inflight.erase(it);
   Job& job = m.jobs.at(id);
   job.query = 0;
-  if (m.policy.sa_adaptive) {
-    if (result.error == Error::timeout) m.pacer.on_loss(job.sent_at, m.now());  // also BUSY
-    else m.pacer.on_answer(job.sent_at, m.now());
-  }
-  if (job.late) m.late_lost = result.error == Error::timeout;
+  m.admission.on_result(job.traffic, job.sent_at, m.now(), result.error == Error::timeout);  // also BUSY
   if (result.error == Error::ok) {
     const PathRecord& p = result.path;
     bool matches = job.key.by_lid ? p.dlid == job.key.dlid : p.dgid == job.key.dgid;
@@ -221,7 +200,7 @@ void Resolver::Impl::handle_failure(JobId id, Error error) {
   }
   if (error != Error::no_record && job.attempts < policy.retry_count) {
     ++job.attempts;
-    job.retry_wait = true;
+    job.state = JobState::backoff;
     job.retry_at = now() + backoff_delay(policy, job.attempts, prng);
     retries.emplace(job.retry_at, id);
     return;
@@ -276,8 +255,10 @@ void Resolver::Impl::release_retries(TimePoint t) {
     auto [at, id] = retries.top();
     retries.pop();
     auto it = jobs.find(id);
-    if (it == jobs.end() || !it->second.retry_wait || it->second.retry_at != at) continue;
-    if (it->second.waits_for_table || (it->second.late && awaiting_table())) {
+    if (it == jobs.end() || it->second.retry_at != at) continue;
+    const JobState state = it->second.state;
+    if (state != JobState::backoff && state != JobState::table_wait) continue;
+    if (state == JobState::table_wait || (it->second.traffic == Traffic::late && awaiting_table())) {
       enqueue_late(id);
       continue;
     }
@@ -375,7 +356,6 @@ void Resolver::Impl::restart_or_drop_job(JobId id) {
     job.query = 0;
   }
   job.attempts = 0;
-  job.retry_wait = false;
   if (job.waiters.empty()) destroy_job(id);
   else enqueue(id, true);
 }

@@ -29,9 +29,11 @@ void Resolver::Impl::want_table() {
   table_retry_at = TimePoint{};
   table_wanted_at = now();
   table_spread_draw = prng.uniform01();
-  late_lost = false;
+  admission.on_table_wanted();
   // Requests still waiting from the last table wait on this one: the spread stays as long.
-  table_contended = std::any_of(jobs.begin(), jobs.end(), [](const auto& j) { return j.second.waits_for_table || j.second.late; });
+  table_contended = std::any_of(jobs.begin(), jobs.end(), [](const auto& j) {
+    return j.second.state == JobState::table_wait || j.second.traffic == Traffic::late;
+  });
 }
 
 // Every host of the subnet wants its table at the same SM change: n tables of n paths each, n^2
@@ -128,8 +130,7 @@ bool Resolver::Impl::park_for_table(JobId id, const Pending& p) {
     enqueue_late(id);
     return true;
   }
-  job.waits_for_table = true;
-  job.retry_wait = true;
+  job.state = JobState::table_wait;
   job.retry_at = until;
   retries.emplace(until, id);
   return true;
@@ -177,7 +178,7 @@ void Resolver::Impl::shorten_table_wait(JobId id, const Pending& p) {
 void Resolver::Impl::release_waits_past_table() {
   std::vector<std::pair<TimePoint, JobId>> hopeless;
   for (const auto& [id, job] : jobs) {
-    if (job.waits_for_table && table_due_after(job.retry_at)) hopeless.emplace_back(job.retry_at, id);
+    if (job.state == JobState::table_wait && table_due_after(job.retry_at)) hopeless.emplace_back(job.retry_at, id);
   }
   std::sort(hopeless.begin(), hopeless.end());  // the earliest deadline first
   for (const auto& item : hopeless) enqueue_late(item.second);
@@ -185,7 +186,7 @@ void Resolver::Impl::release_waits_past_table() {
 
 void Resolver::Impl::release_table_waits() {
   for (auto& [id, job] : jobs) {
-    if (job.waits_for_table) enqueue(id, !job.waiters.empty());
+    if (job.state == JobState::table_wait) enqueue(id, !job.waiters.empty());
   }
 }
 
@@ -218,7 +219,7 @@ void Resolver::on_table_result(QueryId id, const TableResult& result) {
   } else {
     // A lost table is the SA's overload signal as much as a lost GET; its round trip, long by
     // nature, is no sample of the SA's queue.
-    if (result.error == Error::timeout && m.policy.sa_adaptive) m.pacer.on_loss(m.table_sent_at, m.now());
+    if (result.error == Error::timeout) m.admission.on_table_lost(m.table_sent_at, m.now());
     if (result.error == Error::timeout && m.table_attempts < m.policy.retry_count) {
       ++m.table_attempts;
       m.table_retry_at = m.now() + backoff_delay(m.policy, m.table_attempts, m.prng);

@@ -1,0 +1,76 @@
+// One port's admission of SA queries (docs/design.md, "Admission"): the one rule that says which
+// kind of traffic may send its next GET now, and when the next may go. The Resolver's send loop
+// (pump) and its wake-up time (next_wakeup) both ask it, so they cannot disagree.
+//
+// Traffic kinds, highest priority first:
+//   waited      a request waits on the answer;
+//   late        a request's GET after its wait for the awaited GetTable (Resolver::park_for_table);
+//   background  a revalidation or a prefetch nobody waits on yet.
+// The gates every GET passes: queries in flight below the cap (the SaPacer's window, at most
+// Policy::sa_max_inflight), the SaPacer's pace, and the token bucket (Policy::sa_rate/sa_burst).
+// While a GetTable is awaited, late GETs go at their own pace (the late gap the Resolver derives
+// from the table spread) and, until one of them is lost, neither the pacer's pace nor its window
+// holds them (only sa_max_inflight does): the pacer reads the tables' queue as congestion.
+// Pure: time comes from the caller.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "core/clock.h"
+#include "core/policy.h"
+#include "core/sa_pacer.h"
+#include "core/token_bucket.h"
+
+namespace ibat::core {
+
+enum class Traffic : std::uint8_t { waited, late, background };
+inline constexpr std::array<Traffic, 3> kTrafficByPriority{Traffic::waited, Traffic::late, Traffic::background};
+
+// What the admission needs to know of the port's state at the moment it is asked.
+struct SendLoad {
+  std::size_t inflight = 0;             // GETs of this port in flight
+  bool table_awaited = false;           // a GetTable is wanted or in flight
+  Duration late_gap = Duration::zero();  // while it is: the pace of the late GETs
+};
+
+class SaAdmission {
+ public:
+  SaAdmission(const Policy& policy, TimePoint now, std::uint64_t seed);
+  void configure(const Policy& policy, TimePoint now);  // SIGHUP: the bucket keeps its tokens
+
+  // Whether a queued GET of `kind` is picked ahead of the kinds below it now: a late GET is not
+  // until its pace allows, so that a background one may go meanwhile.
+  bool eligible(Traffic kind, const SendLoad& load, TimePoint now) const;
+  // The earliest time the next GET of `kind` may go (at or before `now`: at once); nullopt: not
+  // before a query in flight ends.
+  std::optional<TimePoint> earliest(Traffic kind, const SendLoad& load, TimePoint now) const;
+  // A GET of `kind` goes now; call only when earliest() is at or before `now`.
+  void on_sent(Traffic kind, const SendLoad& load, TimePoint now);
+  // The GET of `kind` sent at `sent` was answered, or `lost` (a timeout after the fabric's
+  // resends, or BUSY).
+  void on_result(Traffic kind, TimePoint sent, TimePoint now, bool lost);
+  // A GetTable sent at `sent` was lost: the SA's overload signal as much as a lost GET (its round
+  // trip, long by nature, is no sample of the SA's queue).
+  void on_table_lost(TimePoint sent, TimePoint now);
+  void on_table_wanted() { late_lost_ = false; }  // a new table: its late GETs start unpaced
+  void on_sm_changed(TimePoint now);              // the pacer restarts (SaPacer::restart)
+
+  std::uint32_t window() const;  // GETs that may be in flight now (Stats::sa_window)
+
+ private:
+  // Late GETs go at their own pace, outside the pacer (see the top of the file).
+  bool late_alone(Traffic kind, const SendLoad& load) const {
+    return kind == Traffic::late && load.table_awaited && !late_lost_;
+  }
+
+  std::uint32_t max_inflight_;
+  bool adaptive_;
+  TokenBucket bucket_;
+  SaPacer pacer_;
+  TimePoint next_late_send_{};
+  bool late_lost_ = false;  // the last late GET answered or lost: lost
+};
+
+}  // namespace ibat::core

@@ -1,0 +1,122 @@
+// SaAdmission: the one send rule of a port's GETs. The in-flight cap is the pacer's window (at most
+// sa_max_inflight), the pacer's pace and the token bucket hold every kind, a late GET goes at its
+// own gap while the table is awaited and outside the pacer until one of them is lost, and an SM
+// change lets the next GET go at once.
+#include <gtest/gtest.h>
+
+#include "core/sa_admission.h"
+
+namespace ibat::core {
+namespace {
+
+using namespace std::chrono_literals;
+
+TimePoint at(Duration d) { return TimePoint{d}; }
+
+Policy policy(std::uint32_t max_inflight = 64, double rate = 1000, std::uint32_t burst = 100) {
+  Policy p;
+  p.sa_max_inflight = max_inflight;
+  p.sa_rate = rate;
+  p.sa_burst = burst;
+  return p;
+}
+
+// Sends one GET of `kind` if the admission lets it go now; returns whether it went.
+bool send(SaAdmission& a, Traffic kind, const SendLoad& load, TimePoint now) {
+  auto when = a.earliest(kind, load, now);
+  if (!when || *when > now) return false;
+  a.on_sent(kind, load, now);
+  return true;
+}
+
+TEST(SaAdmission, TheWindowCapsWhatIsInFlight) {
+  SaAdmission a(policy(), at(0s), 1);
+  ASSERT_EQ(a.window(), 1u);  // the pacer starts with one query in flight
+  EXPECT_TRUE(a.earliest(Traffic::waited, {.inflight = 0}, at(0s)).has_value());
+  EXPECT_FALSE(a.earliest(Traffic::waited, {.inflight = 1}, at(0s)).has_value());
+  EXPECT_FALSE(a.earliest(Traffic::background, {.inflight = 1}, at(0s)).has_value());
+}
+
+TEST(SaAdmission, ThePaceHoldsTheNextGetAfterAnAnswer) {
+  SaAdmission a(policy(), at(0s), 1);
+  TimePoint now = at(1s);
+  ASSERT_TRUE(send(a, Traffic::waited, {}, now));
+  now += 10ms;
+  a.on_result(Traffic::waited, now - 10ms, now, false);  // srtt 10 ms: the next waits about that
+  ASSERT_TRUE(send(a, Traffic::waited, {}, now));
+  const auto next = a.earliest(Traffic::waited, {}, now);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_GT(*next, now);
+  EXPECT_LE(*next - now, 15ms);  // srtt / window, jittered by at most 1.5 x
+}
+
+TEST(SaAdmission, TheTokenBucketBoundsEveryKind) {
+  Policy p = policy(64, 10, 2);
+  p.sa_adaptive = false;  // the bucket alone
+  SaAdmission a(p, at(0s), 1);
+  const TimePoint now = at(0s);
+  EXPECT_TRUE(send(a, Traffic::waited, {}, now));
+  EXPECT_TRUE(send(a, Traffic::background, {}, now));
+  const auto next = a.earliest(Traffic::waited, {}, now);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_GT(*next, now + 99ms);  // 10 a second: the third token in 100 ms
+  EXPECT_LE(*next, now + 101ms);
+  SendLoad awaited{.table_awaited = true, .late_gap = 1ms};
+  EXPECT_GT(*a.earliest(Traffic::late, awaited, now), now);  // a late GET needs a token too
+}
+
+TEST(SaAdmission, LateGetsGoAtTheirGapOutsideThePacerWhileTheTableIsAwaited) {
+  SaAdmission a(policy(4), at(0s), 1);
+  const SendLoad awaited{.inflight = 3, .table_awaited = true, .late_gap = 500ms};
+  const TimePoint now = at(1s);
+  // The pacer's window (1) would hold a waited GET with 3 in flight; a late one goes up to sa_max_inflight.
+  EXPECT_FALSE(a.earliest(Traffic::waited, awaited, now).has_value());
+  ASSERT_TRUE(send(a, Traffic::late, awaited, now));
+  EXPECT_FALSE(a.eligible(Traffic::late, awaited, now + 499ms));  // a background GET may go meanwhile
+  EXPECT_TRUE(a.eligible(Traffic::late, awaited, now + 500ms));
+  EXPECT_EQ(*a.earliest(Traffic::late, awaited, now + 100ms), now + 500ms);
+  EXPECT_FALSE(a.earliest(Traffic::late, {.inflight = 4, .table_awaited = true, .late_gap = 500ms}, now).has_value());
+  // No table awaited: a late GET is any GET (its gap and the pacer's window apply as to the others).
+  EXPECT_TRUE(a.eligible(Traffic::late, {.inflight = 0}, now));
+  EXPECT_FALSE(a.earliest(Traffic::late, {.inflight = 3}, now + 1s).has_value());
+}
+
+TEST(SaAdmission, ALostLateGetPutsTheLateOnesUnderThePacerUntilOneIsAnswered) {
+  SaAdmission a(policy(4), at(0s), 1);
+  const SendLoad awaited{.inflight = 2, .table_awaited = true, .late_gap = 0ms};
+  const TimePoint now = at(1s);
+  ASSERT_TRUE(a.earliest(Traffic::late, awaited, now).has_value());
+  a.on_result(Traffic::late, now - 2s, now, true);
+  EXPECT_FALSE(a.earliest(Traffic::late, awaited, now).has_value());  // the window (1) holds it now
+  a.on_result(Traffic::late, now - 1ms, now, false);
+  EXPECT_TRUE(a.earliest(Traffic::late, awaited, now).has_value());
+  a.on_result(Traffic::late, now - 2s, now, true);
+  a.on_table_wanted();  // a new table: its late GETs start outside the pacer again
+  EXPECT_TRUE(a.earliest(Traffic::late, awaited, now).has_value());
+}
+
+TEST(SaAdmission, AnSmChangeLetsTheNextGetGoAtOnce) {
+  SaAdmission a(policy(), at(0s), 1);
+  TimePoint now = at(1s);
+  ASSERT_TRUE(send(a, Traffic::waited, {}, now));
+  a.on_result(Traffic::waited, now - 2s, now, true);  // lost: its lifetime stands in for the round trip
+  ASSERT_TRUE(send(a, Traffic::waited, {}, now));
+  ASSERT_GT(*a.earliest(Traffic::waited, {}, now), now);
+  a.on_sm_changed(now);
+  EXPECT_EQ(*a.earliest(Traffic::waited, {}, now), now);
+}
+
+TEST(SaAdmission, AReloadKeepsTheTokensAndTakesTheNewCap) {
+  Policy p = policy(64, 1, 1);
+  p.sa_adaptive = false;
+  SaAdmission a(p, at(0s), 1);
+  ASSERT_TRUE(send(a, Traffic::waited, {}, at(0s)));
+  p.sa_max_inflight = 2;
+  p.sa_burst = 5;
+  a.configure(p, at(0s));
+  EXPECT_EQ(a.window(), 2u);
+  EXPECT_GT(*a.earliest(Traffic::waited, {}, at(0s)), at(0s));  // the spent token is not given back
+}
+
+}  // namespace
+}  // namespace ibat::core
