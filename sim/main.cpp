@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "fabric/fabric_options.h"
 #include "sim/analytic.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
@@ -38,7 +39,8 @@ int main(int argc, char** argv) {
   bool fixed_mad_timers = false;
   double poll_interval_ms = 1000.0;
   double sm_check_interval_s = 60.0;
-  double sm_refresh_spread_ms = 0.0;
+  double sm_refresh_spread_ms = std::chrono::duration<double, std::milli>(ibat::fabric::kDefaultSmRefreshSpread).count();
+  bool no_hca_events = false;
   std::string csv;
 
   app.add_option("--workload", workload, "job-start | churn | sm-restart | boot | idle")
@@ -113,8 +115,13 @@ int main(int argc, char** argv) {
                  "daemon: fabric.sm_check_interval_s (routine SM/SA check, x [1, 1.5))")
       ->check(CLI::PositiveNumber);
   app.add_option("--sm-refresh-spread-ms", sm_refresh_spread_ms,
-                 "daemon: fabric.sm_refresh_spread_ms (after an SM change, subscriptions and the broadcast group)")
+                 "daemon: fabric.sm_refresh_spread_ms (after an SM change, subscriptions and the broadcast "
+                 "group; only with HCA events, as ibatd)")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--no-hca-events", no_hca_events,
+               "daemons without HCA port events (no verbs device): routine SM/SA checks every "
+               "--sm-check-interval-s, the refresh after an SM change at once; by default they have "
+               "them, as on a host with an HCA: no routine check, the refresh spread");
   app.add_option("--seed", sc.seed, "random seed");
   double progress_s = 0;
   app.add_option("--progress-s", progress_s, "a progress line on stderr every this many virtual seconds")
@@ -143,8 +150,9 @@ int main(int argc, char** argv) {
   sc.monitor.enabled = !no_monitor;
   sc.mad_timers_follow_rtt = !fixed_mad_timers;
   sc.monitor.poll_ns = std::llround(poll_interval_ms * 1e6);
-  sc.monitor.sm_check_ns = std::llround(sm_check_interval_s * 1e9);
-  sc.monitor.refresh_spread_ns = std::llround(sm_refresh_spread_ms * 1e6);
+  // FabricPort: the routine check only without HCA events, the refresh spread only with them.
+  sc.monitor.sm_check_ns = no_hca_events ? std::llround(sm_check_interval_s * 1e9) : 0;
+  sc.monitor.refresh_spread_ns = no_hca_events ? 0 : std::llround(sm_refresh_spread_ms * 1e6);
   sc.monitor.check_timeout_ns = std::min(sc.mad_timeout_ns, sc.monitor.poll_ns / 4);
   sc.policy.sa_rate = node_sa_rate;
   sc.policy.sa_burst = node_sa_burst;

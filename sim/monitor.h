@@ -23,13 +23,15 @@
 
 namespace ibat::sim {
 
+// The defaults are a daemon without HCA port events; ibat-sim's command line models one with them
+// unless --no-hca-events (no routine check, the refresh spread: FabricPort).
 struct MonitorOptions {
   bool enabled = true;
   std::int64_t poll_ns = 1'000'000'000;             // fabric.poll_interval_ms
-  std::int64_t sm_check_ns = 60'000'000'000;        // fabric.sm_check_interval_s (x [1, 1.5))
+  std::int64_t sm_check_ns = 60'000'000'000;        // fabric.sm_check_interval_s (x [1, 1.5)); 0: never
   std::int64_t check_timeout_ns = 200'000'000;      // a check MAD: min(mad_timeout, poll / 4)
   std::uint32_t check_retries = 1;                  // ... and one resend
-  std::int64_t refresh_spread_ns = 0;               // fabric.sm_refresh_spread_ms
+  std::int64_t refresh_spread_ns = 0;               // fabric.sm_refresh_spread_ms; 0: at once
   bool running_at_start = true;  // false: each daemon starts at its start_daemon()
 };
 

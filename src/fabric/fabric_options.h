@@ -16,6 +16,9 @@ namespace ibat::fabric {
 // Records a GetTable answer may hold: a subnet has at most 49,151 unicast LIDs, and alias GUIDs
 // add records. 65,536 PathRecords are a 4 MiB answer.
 inline constexpr std::uint32_t kDefaultTableMaxRecords = 65536;
+// After an SM change every host re-subscribes and re-reads the broadcast group at once: spread
+// over this, their MADs stay a small share of the SA's work (docs/fabric.md, "After an SM change").
+inline constexpr core::Duration kDefaultSmRefreshSpread = std::chrono::seconds(2);
 
 struct FabricOptions {
   std::string ca;                          // empty: first CA umad finds
@@ -26,9 +29,10 @@ struct FabricOptions {
   core::Duration sm_check_interval = std::chrono::seconds(60);  // routine SM/SA check (x [1, 1.5))
   bool subscribe_traps = true;             // InformInfo for traps 64/65
   // After an SM change, the trap subscriptions and the broadcast-group read go at a random time
-  // within this (every host sees the change at once); zero (the default): at once. An SM that
-  // restarts again inside the window is not noticed from the SA side (docs/fabric.md).
-  core::Duration sm_refresh_spread{};
+  // within this (every host sees the change at once) while HCA port events are live; without
+  // them at once: an SM that restarts again inside the window would not be noticed from the SA
+  // side (docs/fabric.md).
+  core::Duration sm_refresh_spread = kDefaultSmRefreshSpread;
   core::Pkey broadcast_pkey{0xFFFF};       // IPoIB broadcast group read for on_broadcast_params
   std::uint32_t table_max_records = kDefaultTableMaxRecords;  // bounds GetTable answers and the receive buffer
 };

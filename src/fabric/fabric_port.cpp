@@ -104,10 +104,11 @@ struct FabricPort::Impl {
   // Every host of the subnet sees the new SM at once; their subscriptions and broadcast-group
   // reads together would queue at the SA ahead of the GETs renewing the paths in use (12,000 MADs,
   // 250 ms of OpenSM's work at 4,000 hosts). Each goes at a random time within sm_refresh_spread
-  // when one is set (off by default: an SM restarting again within it would go unnoticed).
+  // while HCA port events are live: CLIENT_REREGISTER then tells of an SM that restarts again
+  // within it. Without events that restart would be seen only through our subscriptions: at once.
   void refresh_later() {
     subscriptions_confirmed = 0;
-    if (options.sm_refresh_spread <= core::Duration::zero()) return refresh_sm_state();
+    if (!port_events || options.sm_refresh_spread <= core::Duration::zero()) return refresh_sm_state();
     std::uniform_int_distribution<core::Duration::rep> draw(0, options.sm_refresh_spread.count() - 1);
     refresh_timer.expires_after(core::Duration{draw(refresh_rng)});
     refresh_timer.async_wait([this](const std::error_code& ec) {
