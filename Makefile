@@ -1,4 +1,4 @@
-# User entry points. `make demo` runs the main job, `make test` runs every test, `make package` builds the .deb.
+# User entry points. `make demo` runs the main job, `make test` runs every test, `make package` builds the .debs and RPMs.
 # Each installs missing Debian packages first (scripts/install-deps.sh).
 .PHONY: demo test bench fuzz package deps build build-test build-fuzz build-tsan standalone clean
 
@@ -45,14 +45,13 @@ test: standalone build-test build-fuzz build-tsan
 bench: build
 	./scripts/bench.sh
 
-# The Debian package of the release build (only the installed targets are built for it).
+# The .debs (debian/: dpkg-buildpackage, debhelper) and the RPMs (packaging/rpm/ibat.spec:
+# rpmbuild) into build-pkg/deb/ and build-pkg/rpm/; each builds only the installed targets.
 package: deps
-	cmake --preset release >/dev/null
-	cmake --build --preset release --target ibatd ibat_cli ibat
-	./scripts/package-deb.sh build
+	nice -n 10 ./scripts/package.sh all build-pkg
 
 fuzz: build-fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz-smoke.sh build-fuzz
 
 clean:
-	rm -rf build build-test build-fuzz build-tsan
+	rm -rf build build-test build-fuzz build-tsan build-pkg

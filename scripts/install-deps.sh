@@ -11,6 +11,8 @@ PACKAGES=(
   opensm ibsim-utils libumad2sim0 infiniband-diags ibacm
   gnuplot-nox python3 procps ccache libtsan2
   dpkg-dev lintian
+  debhelper   # dpkg-buildpackage of debian/ (make package; compat 13, dh_installsystemd)
+  rpm rpmlint # rpmbuild of packaging/rpm/ibat.spec and its lint (make package; not EL9's rpm)
   prometheus  # promtool: the Prometheus exposition parser for the stats --prometheus test
   systemd     # systemd-analyze: the unit file test (tests/package/unit_verify_test.sh)
 )
