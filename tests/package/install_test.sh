@@ -21,7 +21,8 @@
 #      kept (deb-systemd-helper drops it on purge), the unit not masked.
 #   6. purge: nothing of ibat left in /etc, /var/lib/ibat gone, no enablement state, and no file
 #      with "ibat" in its path left in the overlay's upper layer.
-#   usage: install_test.sh SOURCE_DIR PKG_DIR      (as root; exit 77, skipped, otherwise)
+#   usage: install_test.sh SOURCE_DIR PKG_DIR
+# Exit 77 (skipped) when not root or when the mount namespace or the overlay is not permitted.
 set -euo pipefail
 src=${1:?usage: install_test.sh SOURCE_DIR PKG_DIR}
 pkgs=$(realpath "${2:?usage: install_test.sh SOURCE_DIR PKG_DIR}")
@@ -29,6 +30,7 @@ pkgs=$(realpath "${2:?usage: install_test.sh SOURCE_DIR PKG_DIR}")
 if [[ $(id -u) -ne 0 ]]; then echo "SKIP: needs root (unshare, mount, chroot)"; exit 77; fi
 if [[ -z ${IBAT_INSTALL_TEST_NS:-} ]]; then
   # Everything below runs in a private mount namespace; its mounts die with it.
+  unshare --mount true 2>/dev/null || { echo "SKIP: unshare --mount is not permitted here"; exit 77; }
   exec env IBAT_INSTALL_TEST_NS=1 unshare --mount --propagation private "$0" "$@"
 fi
 
@@ -36,7 +38,9 @@ work=$(realpath "$(mktemp -d)")
 upper="$work/upper" root="$work/root"
 trap 'umount -R "$root" 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$upper" "$work/ovl-work" "$root"
-mount -t overlay overlay -o "lowerdir=/,upperdir=$upper,workdir=$work/ovl-work" "$root"
+if ! mount -t overlay overlay -o "lowerdir=/,upperdir=$upper,workdir=$work/ovl-work" "$root"; then
+  echo "SKIP: cannot mount an overlay over / here (a container without CAP_SYS_ADMIN?)"; exit 77
+fi
 mount --rbind /proc "$root/proc"
 mount --rbind /dev "$root/dev"
 mount -t tmpfs tmpfs "$root/run"
