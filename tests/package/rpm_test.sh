@@ -27,9 +27,10 @@ srpm=$(ls "$pkgs"/rpm/SRPMS/ibat-"$version"-*.src.rpm)
 echo "source RPM: $srpm"
 rpm_of() { ls "$pkgs/rpm/RPMS/$rpm_arch/$1-$version"-*."$rpm_arch".rpm; }
 
-# A package's files (not its folders), one a line, sorted; the .deb's mapped to the RPM's places.
+# A package's files and links (not its folders; dpkg-deb -c, rpm -qp with the modes), one a line,
+# sorted; the .deb's mapped to the RPM's places.
 deb_files() {
-  dpkg-deb --fsys-tarfile "$pkgs/deb/${1}_${version}_$arch.deb" | tar -tvf - | awk '$1 !~ /^d/ {print $6}' |
+  dpkg-deb -c "$pkgs/deb/${1}_${version}_$arch.deb" | awk '$1 !~ /^d/ {print $6}' |
     sed -e 's,^\./,/,' \
         -e "s,^/lib/systemd/system/,/usr/lib/systemd/system/," \
         -e "s,^/usr/lib/$multiarch/,$rpm_libdir/," |
