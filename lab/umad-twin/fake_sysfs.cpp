@@ -7,19 +7,14 @@
 #include <fstream>
 #include <system_error>
 
+#include "big_endian.h"
+
 namespace ibat::umad_twin {
 namespace {
 
 namespace fs = std::filesystem;
 constexpr const char* kClassDir = "/sys/class/infiniband";  // also the prefix of .../infiniband_mad
 
-std::uint64_t get64(const std::array<std::uint8_t, 64>& b, std::size_t at) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < 8; ++i) v = v << 8 | b[at + i];
-  return v;
-}
-unsigned get16(const std::array<std::uint8_t, 64>& b, std::size_t at) { return unsigned{b[at]} << 8 | b[at + 1]; }
-unsigned get32(const std::array<std::uint8_t, 64>& b, std::size_t at) { return get16(b, at) << 16 | get16(b, at + 2); }
 
 std::string hex4(std::uint64_t v, int groups) {
   std::string out;

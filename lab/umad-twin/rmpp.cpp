@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "big_endian.h"
+
 namespace ibat::umad_twin {
 namespace {
 
@@ -18,12 +20,6 @@ constexpr std::size_t kPayloadOffset = 32;
 constexpr std::uint8_t kResponseBit = 0x80;
 constexpr std::uint8_t kTrapRepress = 0x07;
 
-std::uint32_t get32(std::span<const std::uint8_t> b, std::size_t at) {
-  return std::uint32_t{b[at]} << 24 | std::uint32_t{b[at + 1]} << 16 | std::uint32_t{b[at + 2]} << 8 | b[at + 3];
-}
-void put32(std::span<std::uint8_t> b, std::size_t at, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) b[at + i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
-}
 
 }  // namespace
 

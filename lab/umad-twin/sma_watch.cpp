@@ -1,6 +1,8 @@
 // SmaWatch: the SMA's client-reregistration behaviour the twin adds to ibsim (sma_watch.h).
 #include "sma_watch.h"
 
+#include "big_endian.h"
+
 namespace ibat::umad_twin {
 namespace {
 
@@ -18,13 +20,6 @@ constexpr std::uint8_t kClientReregSupported = 0x02;  // bit 25: IsClientReregis
 constexpr std::size_t kClientRereg = 51;       // PortInfo: ClientReregister is the top bit
 // Sets whose answer never came (a lost SMP) are forgotten past this many: a sweep's worth.
 constexpr std::size_t kMaxPendingSets = 65536;
-
-std::uint16_t get16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
-std::uint64_t get64(const std::uint8_t* p) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = v << 8 | p[i];
-  return v;
-}
 
 bool is_smp(const std::uint8_t* mad) { return mad[1] == kClassSmpLid || mad[1] == kClassSmpDirected; }
 
