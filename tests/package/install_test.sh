@@ -97,7 +97,7 @@ dpkg_in_root -i "${old_debs[@]}" || fail "dpkg -i of $old_version failed"
 enabled_checks 1
 conffiles=$(in_root dpkg-query -W -f='${Conffiles}' ibat | awk '{print $1}' | sort | tr '\n' ' ')
 [[ $conffiles == "/etc/ibat/ibatd.toml /etc/nhc/scripts/ibat.nhc " ]] || fail "1: registered conffiles are '$conffiles'"
-in_root ldconfig -p | grep -q "libibat.so.1 (.*) => .*/lib/$multiarch/libibat.so.1$" || fail "1: libibat.so.1 is not in ldconfig's cache"
+in_root ldconfig -p | grep "libibat.so.1 (.*) => .*/lib/$multiarch/libibat.so.1$" >/dev/null || fail "1: libibat.so.1 is not in ldconfig's cache"
 in_root ibat --help >/dev/null || fail "1: ibat --help failed in the root"
 ! exists /var/lib/ibat || fail "1: /var/lib/ibat exists after install (systemd makes it, not the package)"
 

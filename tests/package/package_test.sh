@@ -57,7 +57,7 @@ textfile_exec=$(sed -n 's/^ExecStart=//p' "$root/lib/systemd/system/ibat-textfil
 read -r -a exec_start < <(sed -n 's/^ExecStart=//p' "$root/lib/systemd/system/ibatd.service")
 [[ -x $root${exec_start[0]} ]] || fail "the unit's ExecStart ${exec_start[0]} is not in the package"
 [[ ${exec_start[*]} == *"--config /etc/ibat/ibatd.toml"* ]] || fail "the unit does not pass --config /etc/ibat/ibatd.toml"
-zcat "$root/usr/share/man/man8/ibatd.8.gz" | grep -q '^\.I /etc/ibat/ibatd.toml' || fail "ibatd.8 does not name /etc/ibat/ibatd.toml"
+zcat "$root/usr/share/man/man8/ibatd.8.gz" | grep '^\.I /etc/ibat/ibatd.toml' >/dev/null || fail "ibatd.8 does not name /etc/ibat/ibatd.toml"
 
 # Conffiles: the two files in /etc, nothing else.
 conffiles=$(sort "$work/control-ibat/conffiles" | tr '\n' ' ')
@@ -82,7 +82,7 @@ grep -q "if deb-systemd-helper debian-installed 'ibat-textfile.timer'" "$ctl/pos
   fail "postinst enables the textfile timer unguarded"
 grep -q "deb-systemd-invoke stop 'ibat-textfile.timer'" "$ctl/prerm" || fail "prerm does not stop the textfile timer"
 grep -q "deb-systemd-invoke stop 'ibatd.service'" "$ctl/prerm" || fail "prerm does not stop ibatd.service"
-awk '/"\$1" = "purge"/,/^fi/' "$ctl/postrm" | grep -q 'rm -rf /var/lib/ibat$' || fail "postrm does not remove /var/lib/ibat on purge"
+awk '/"\$1" = "purge"/,/^fi/' "$ctl/postrm" | grep 'rm -rf /var/lib/ibat$' >/dev/null || fail "postrm does not remove /var/lib/ibat on purge"
 
 # libibat1: its symbols file lists exactly what the library exports, and ibat's Depends names it.
 exports=$(nm -D --defined-only "$root/$libdir/libibat.so.1" | awk '$2 == "T" || $2 == "D" || $2 == "B" || $2 == "R" {print $3}' |

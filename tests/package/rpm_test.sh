@@ -66,10 +66,10 @@ echo "$scripts"
 grep -q 'systemd-update-helper install-system-units ibatd.service ibat-textfile.timer' <<<"$scripts" || fail "no %systemd_post"
 grep -q 'systemd-update-helper remove-system-units ibatd.service ibat-textfile.timer' <<<"$scripts" || fail "no %systemd_preun"
 grep -q 'systemd-update-helper mark-restart-system-units ibatd.service' <<<"$scripts" || fail "no %systemd_postun_with_restart"
-rpm -qp --scripts "$(rpm_of libibat)" | grep -q '/sbin/ldconfig' || fail "libibat does not run ldconfig"
+rpm -qp --scripts "$(rpm_of libibat)" | grep '/sbin/ldconfig' >/dev/null || fail "libibat does not run ldconfig"
 # The library's soname is provided, and the daemon's package requires it.
-rpm -qp --provides "$(rpm_of libibat)" | grep -q '^libibat.so.1()' || fail "libibat does not provide libibat.so.1()"
-rpm -qp --requires "$(rpm_of ibat)" | grep -q '^libibat.so.1()' || fail "ibat does not require libibat.so.1()"
+rpm -qp --provides "$(rpm_of libibat)" | grep '^libibat.so.1()' >/dev/null || fail "libibat does not provide libibat.so.1()"
+rpm -qp --requires "$(rpm_of ibat)" | grep '^libibat.so.1()' >/dev/null || fail "ibat does not require libibat.so.1()"
 
 # rpmlint with packaging/rpm/ibat.rpmlintrc (its filters say why): no error (warnings are printed).
 echo "== rpmlint"
