@@ -49,7 +49,6 @@ void SaPacer::on_answer(TimePoint sent, TimePoint now) {
   const double delay = seconds(rtt - min_rtt_);
   round_delay_s_ = delay_samples_ == 0 ? delay : std::min(round_delay_s_, delay);
   ++delay_samples_;
-  if (rtt >= kLateAnswer) return on_loss(sent, now);
   if (now >= round_end_) end_round(now);
 }
 

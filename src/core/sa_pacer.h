@@ -5,13 +5,10 @@
 // SA's queue) and losses (a timeout after the fabric's MAD resends, or a BUSY, which the fabric
 // reports as a timeout).
 //
-// Loss halves the window (once for the queries in flight then), and so does an answer later than
-// kLateAnswer, whatever the smallest round trip seen (after every node asked at once, that may be
-// as late). Once per round trip, from the smallest queueing delay d of its answers (a standing
-// queue, not one slow answer): d above kTargetDelay shrinks the window in proportion to the
-// excess; d below kTargetDelay / 10 (no queue to speak of) grows it by kMaxGrowth; in between,
-// FAST TCP's update
-// w <- w/2 + (w * base / rtt + kQueueShare) / 2 holds kQueueShare of this node's queries in the
+// Loss halves the window (once for the queries in flight then). Once per round trip, from the
+// smallest queueing delay d of its answers (a standing queue, not one slow answer): d above
+// kTargetDelay shrinks the window in proportion to the excess; d below kTargetDelay / 10 (no
+// queue to speak of) grows it by kMaxGrowth; in between, FAST TCP's update w <- w/2 + (w * base / rtt + kQueueShare) / 2 holds kQueueShare of this node's queries in the
 // SA's queue, which shares the SA fairly among any number of nodes (all see the same d) and keeps
 // the queue at N x kQueueShare: 20 ms of OpenSM's work at 10,000 nodes, inside the target, so
 // that the nodes settle in this fair update rather than in the cuts above it. Every send waits
@@ -39,9 +36,6 @@ class SaPacer {
   static constexpr double kFastGain = 0.5;           // FAST's gamma
   static constexpr Duration kMaxGap = std::chrono::seconds(1);  // the slowest pace, before jitter
   static constexpr double kDelayBeta = 0.8;          // decrease per round trip, x excess / delay
-  // An answer this late came from a queue deep enough for the fabric to resend into it (its first
-  // MAD timer is 200 ms, +/- 25 %): a loss, whatever the smallest round trip seen says.
-  static constexpr Duration kLateAnswer = std::chrono::milliseconds(100);
 
   // `max_window`: the in-flight cap (Policy::sa_max_inflight).
   SaPacer(std::uint32_t max_window, std::uint64_t seed);
@@ -53,8 +47,7 @@ class SaPacer {
   TimePoint next_send() const { return next_send_; }
   // A query left at `now`: the next one waits srtt / window, jittered (0 before the first answer).
   void on_send(TimePoint now);
-  // An answer (any SA status but BUSY) to a query sent at `sent`; later than kLateAnswer it also
-  // counts as a loss.
+  // An answer (any SA status but BUSY) to a query sent at `sent`.
   void on_answer(TimePoint sent, TimePoint now);
   // A query sent at `sent` was lost: timeout after the fabric's resends, or BUSY. Before any
   // answer, its lifetime stands in for the round trip, so the pace starts from it.

@@ -213,9 +213,9 @@ TEST_F(ResolverTableWaitTest, ALateGetKeepsItsPaceWhenAWaiterJoinsOrItIsLost) {
   EXPECT_GE(sent[1].second - sent[0].second, 540ms);
 }
 
-// Behind the other hosts' tables every answer is late (here 700 ms, past the pacer's 100 ms mark):
-// the late GETs still go at the late share's pace, several in flight, not at the SaPacer's cut
-// pace of one query per round trip. A lost late GET hands them back to the pacer.
+// Behind the other hosts' tables every answer is late (here 700 ms): the late GETs go at the late
+// share's pace, several in flight, not at the SaPacer's pace of one query per round trip. A lost
+// late GET hands them back to the pacer.
 TEST_F(ResolverTableWaitTest, LateGetsKeepTheLatePaceWhenAnswersComeLateUntilOneIsLost) {
   start_with_spread(3000);
   for (std::uint64_t i = 1; i <= 8; ++i) resolve_within(remote_gid(i), 20s);
