@@ -71,8 +71,9 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   }
   if (!m.in_use_aside.empty()) consider(m.awaiting_table() ? m.in_use_release_at() : m.now());
   if (m.table_ready()) consider(std::max(m.table_due(), m.now()));
-  // The wake-up of the send queue pump() would look at first (it skips outdated items: at worst
-  // a tick too early).
+  // The wake-up of the first non-empty queue in the order waited, background, late (outdated
+  // items make it at worst a tick too early). pump() tries late before background: while both
+  // are queued a late GET outside the pacer may go later than it could (kept as it was).
   if (m.port_active) {
     for (Traffic kind : {Traffic::waited, Traffic::background, Traffic::late}) {
       if (m.send_queue(kind).empty()) continue;
@@ -95,8 +96,10 @@ Stats Resolver::stats() const {
 
 Resolver::TableSizes Resolver::table_sizes() const {
   const Impl& m = *impl_;
+  std::size_t queued = 0;
+  for (const SendQueue& queue : m.send_queues) queued += queue.size();
   return {.pending = m.pending.size(), .deadlines = m.deadlines.size(), .jobs = m.jobs.size(),
-          .queued = m.send_queues[0].size() + m.send_queues[1].size() + m.send_queues[2].size(), .lid_failures = m.lid_failures.size()};
+          .queued = queued, .lid_failures = m.lid_failures.size()};
 }
 
 const Policy& Resolver::policy() const { return impl_->policy; }
