@@ -122,12 +122,12 @@ struct KeyHasher {
 
 void BM_BareUnorderedMap100k(benchmark::State& state) {
   std::unordered_map<PathKey, PathRecord, KeyHasher> map;
-  for (std::uint64_t n = 0; n < kEntries; ++n) map.emplace(PathKey{local_gid(), remote(n), Pkey{0xFFFF}}, path_to(remote(n), n));
+  for (std::uint64_t n = 0; n < kEntries; ++n) map.emplace(PathKey{local_gid(), remote(n), Pkey{0xFFFF}, {}}, path_to(remote(n), n));
   const auto& order = access_order();
   std::uint64_t served = 0;
   std::size_t i = 0;
   for (auto _ : state) {
-    auto it = map.find(PathKey{local_gid(), order[i], Pkey{0xFFFF}});
+    auto it = map.find(PathKey{local_gid(), order[i], Pkey{0xFFFF}, {}});
     served += it->second.dlid.value;
     if (++i == order.size()) i = 0;
   }

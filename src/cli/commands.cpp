@@ -120,6 +120,17 @@ std::uint32_t parse_timeout(const std::string& option, const std::string& text) 
   return static_cast<std::uint32_t>(v);
 }
 
+// An unsigned number (decimal or 0x-hex) of at most `max`; `what` says what the option takes.
+std::uint64_t parse_unsigned(const std::string& option, const std::string& text, std::uint64_t max,
+                             const std::string& what) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 0);
+  if (text.empty() || text.front() == '-' || *end != '\0' || errno != 0 || v > max)
+    throw UsageError(option + " '" + text + "' is not " + what);
+  return v;
+}
+
 // `--timeout` of ibat health: seconds, fractions allowed.
 double parse_seconds(const std::string& option, const std::string& text) {
   char* end = nullptr;
@@ -186,6 +197,18 @@ int run_resolve(const std::string& socket, const ResolveArgs& args) {
   if (args.cache_only) opts.flags |= IBAT_RESOLVE_CACHE_ONLY;
   if (args.force_sa) opts.flags |= IBAT_RESOLVE_FORCE_SA;
   if (!args.timeout.empty()) opts.timeout_ms = parse_timeout("--timeout", args.timeout);
+  if (!args.service_id.empty())
+    ibat_opts_set_service_id(&opts, parse_unsigned("--service-id", args.service_id, UINT64_MAX,
+                                                   "a 64-bit ServiceID (e.g. 0x1060cbc, iSER's)"));
+  if (!args.qos_class.empty()) {
+    opts.flags |= IBAT_RESOLVE_QOS_CLASS;
+    opts.qos_class = static_cast<std::uint16_t>(
+        parse_unsigned("--qos-class", args.qos_class, 0xFFF, "a QoS class from 0 to 4095"));
+  }
+  if (!args.tclass.empty()) {
+    opts.flags |= IBAT_RESOLVE_TCLASS;
+    opts.tclass = static_cast<std::uint8_t>(parse_unsigned("--tclass", args.tclass, 0xFF, "a traffic class from 0 to 255"));
+  }
 
   Handle h = connect(socket);
   if (!args.port.empty()) {

@@ -24,6 +24,7 @@ struct ResolveArgs {
   std::string sgid, pkey;
   std::string port;     // "mlx5_1:1": its GID is the source GID (not with sgid)
   std::string timeout;  // milliseconds; empty: ibatd's default
+  std::string service_id, qos_class, tclass;  // empty: not given
   bool cache_only = false;
   bool force_sa = false;
   bool json = false;

@@ -78,6 +78,14 @@ int main(int argc, char** argv) {
   resolve_cmd->add_option("--pkey", resolve.pkey, "P_Key (default: ibatd's default_pkey)")->type_name("P");
   resolve_cmd->add_option("--timeout", resolve.timeout, "deadline in milliseconds, 1 to 3600000 (default: ibatd's)")
       ->type_name("MS");
+  resolve_cmd->add_option("--service-id", resolve.service_id,
+                          "ServiceID the SM's QoS policy may answer by (rdma_cm's: port space << 16 + port, "
+                          "e.g. 0x1060cbc for iSER); asked with it when ibatd's qos_service_ids name it")
+      ->type_name("ID");
+  resolve_cmd->add_option("--qos-class", resolve.qos_class,
+                          "QoS class (0-4095), asked with it when ibatd's qos_classes name it")
+      ->type_name("N");
+  resolve_cmd->add_option("--tclass", resolve.tclass, "traffic class (0-255), echoed in the path")->type_name("N");
   resolve_cmd->add_flag("--cache-only", resolve.cache_only, "answer from the cache only, never ask the SA");
   resolve_cmd->add_flag("--force-sa", resolve.force_sa, "ignore the cache and wait for a fresh SA answer");
   resolve_cmd->add_flag("--json", resolve.json, "print one JSON object");

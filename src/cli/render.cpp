@@ -245,14 +245,22 @@ std::string qpn_text(const json& obj) {
   return buf;
 }
 
+// What a path is kept apart for: "sid 0x1060cbc", "class 4", both, or "-" (the default path).
+std::string qos_text(const json& entry) {
+  std::string out;
+  if (entry.contains("service_id")) out = "sid " + field(entry, "service_id");
+  if (entry.contains("qos_class")) out += (out.empty() ? "class " : ",class ") + field(entry, "qos_class");
+  return out.empty() ? "-" : out;
+}
+
 std::string paths_table(const json& entries) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : entries) {
-    rows.push_back({field(e, "dgid"), field(e, "sgid"), field(e, "pkey"), field(e, "state"), field(e, "dlid"),
+    rows.push_back({field(e, "dgid"), field(e, "sgid"), field(e, "pkey"), qos_text(e), field(e, "state"), field(e, "dlid"),
                     field(e, "slid"), field(e, "sl"), field(e, "mtu"), rate_text(e), field(e, "age_ms"),
                     field(e, "idle_ms"), field(e, "last_error")});
   }
-  return table({"DGID", "SGID", "PKEY", "STATE", "DLID", "SLID", "SL", "MTU", "RATE", "AGE_MS", "IDLE_MS",
+  return table({"DGID", "SGID", "PKEY", "QOS", "STATE", "DLID", "SLID", "SL", "MTU", "RATE", "AGE_MS", "IDLE_MS",
                 "LAST_ERROR"},
                rows);
 }

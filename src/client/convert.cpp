@@ -8,6 +8,9 @@
 
 namespace ibat::client {
 
+// Part of libibat1's ABI: new fields come out of `reserved`, the size stays.
+static_assert(sizeof(ibat_resolve_opts) == 52 && alignof(ibat_resolve_opts) == 4);
+
 std::optional<core::Target> to_core_target(const ibat_target& t) {
   switch (t.type) {
     case IBAT_TARGET_GID: return core::Gid{std::to_array(t.u.gid.raw)};
@@ -36,8 +39,14 @@ std::optional<core::ResolveRequest> to_request(const ibat_target& target, const 
   core::ResolveRequest req;
   req.target = *core_target;
   if (!opts) return req;
-  constexpr std::uint32_t known = IBAT_RESOLVE_CACHE_ONLY | IBAT_RESOLVE_FORCE_SA | IBAT_RESOLVE_SGID | IBAT_RESOLVE_PKEY;
+  constexpr std::uint32_t known = IBAT_RESOLVE_CACHE_ONLY | IBAT_RESOLVE_FORCE_SA | IBAT_RESOLVE_SGID | IBAT_RESOLVE_PKEY |
+                                   IBAT_RESOLVE_SERVICE_ID | IBAT_RESOLVE_QOS_CLASS | IBAT_RESOLVE_TCLASS;
   if (opts->flags & ~known) return std::nullopt;
+  if ((opts->flags & IBAT_RESOLVE_QOS_CLASS) && opts->qos_class > 0xFFF) return std::nullopt;
+  if (opts->flags & IBAT_RESOLVE_SERVICE_ID)
+    req.service_id = std::uint64_t{opts->service_id_hi} << 32 | opts->service_id_lo;
+  if (opts->flags & IBAT_RESOLVE_QOS_CLASS) req.qos_class = opts->qos_class;
+  if (opts->flags & IBAT_RESOLVE_TCLASS) req.tclass = opts->tclass;
   req.cache_only = opts->flags & IBAT_RESOLVE_CACHE_ONLY;
   req.force_sa = opts->flags & IBAT_RESOLVE_FORCE_SA;
   if (opts->flags & IBAT_RESOLVE_SGID) req.sgid = core::Gid{std::to_array(opts->sgid.raw)};

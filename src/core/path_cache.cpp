@@ -14,6 +14,7 @@ std::size_t hash_value(const PathKey& key) {
   std::uint64_t h = d1 * 0x9E3779B97F4A7C15ULL;
   h ^= (d0 + key.pkey.value) * 0xC2B2AE3D27D4EB4FULL;
   h ^= (s1 ^ (s0 << 1)) * 0x165667B19E3779F9ULL;
+  if (!key.qos.is_default()) h ^= (key.qos.service_id() ^ (std::uint64_t{key.qos.qos_class} << 48 | key.qos.fields)) * 0x94D049BB133111EBULL;
   h ^= h >> 32;
   h *= 0xD6E8FEB86659FD93ULL;
   h ^= h >> 32;
@@ -22,12 +23,9 @@ std::size_t hash_value(const PathKey& key) {
 
 CompactPath CompactPath::pack(const PathRecord& p) {
   CompactPath c;
-  c.service_id_hi = static_cast<std::uint32_t>(p.service_id >> 32);
-  c.service_id_lo = static_cast<std::uint32_t>(p.service_id);
   c.flow_label = p.flow_label;
   c.dlid = p.dlid;
   c.slid = p.slid;
-  c.qos_class = p.qos_class;
   c.hop_limit = p.hop_limit;
   c.tclass = p.tclass;
   c.numb_path_reversible = static_cast<std::uint8_t>((p.numb_path & 0x7F) | (p.reversible ? 0x80 : 0));
@@ -41,7 +39,7 @@ CompactPath CompactPath::pack(const PathRecord& p) {
 
 PathRecord CompactPath::unpack(const PathKey& key) const {
   PathRecord p;
-  p.service_id = (std::uint64_t{service_id_hi} << 32) | service_id_lo;
+  p.service_id = key.qos.service_id();
   p.dgid = key.dgid;
   p.sgid = key.sgid;
   p.pkey = key.pkey;
@@ -53,7 +51,7 @@ PathRecord CompactPath::unpack(const PathKey& key) const {
   p.tclass = tclass;
   p.reversible = numb_path_reversible & 0x80;
   p.numb_path = numb_path_reversible & 0x7F;
-  p.qos_class = qos_class;
+  p.qos_class = key.qos.qos_class;
   p.sl = sl_raw_traffic & 0x7F;
   p.mtu_selector = mtu >> 6;
   p.mtu = mtu & 0x3F;
@@ -148,9 +146,10 @@ void PathCache::erase(Index i) {
   --size_;
 }
 
+// Only a destination's default path is found by its DLID (a resolve by LID names no ServiceID).
 void PathCache::index_lid(Index i) {
   CacheEntry& e = at(i);
-  if (e.flags & CacheEntry::kLidIndexed) return;
+  if ((e.flags & CacheEntry::kLidIndexed) || !e.key.qos.is_default()) return;
   Index other = find_by_lid(e.key.sgid, e.path.dlid, e.key.pkey);
   if (other != npos) unindex_lid(other);
   slot_insert(by_lid_, i, &PathCache::lid_hash);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/qos_key.h"
 #include "core/resolve_types.h"
 #include "core/types.h"
 
@@ -20,18 +21,17 @@ struct PathKey {
   Gid sgid;
   Gid dgid;
   Pkey pkey;
+  QosKey qos;  // a ServiceID / QoS class the SM's policy may single out; default: none
   bool operator==(const PathKey&) const = default;
 };
 std::size_t hash_value(const PathKey& key);
 
-// The PathRecord fields not already in the key, packed (26 bytes instead of 72).
+// The PathRecord fields not already in the key, packed (16 bytes instead of 72). The ServiceID
+// and QoS class are the key's: what was asked (OpenSM echoes neither).
 struct CompactPath {
-  std::uint32_t service_id_hi = 0;
-  std::uint32_t service_id_lo = 0;
   std::uint32_t flow_label = 0;
   Lid dlid;
   Lid slid;
-  std::uint16_t qos_class = 0;
   std::uint8_t hop_limit = 0;
   std::uint8_t tclass = 0;
   std::uint8_t numb_path_reversible = 0;  // bit 7: reversible

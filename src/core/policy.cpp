@@ -61,6 +61,13 @@ std::string Policy::validate() const {
     return "expected_subnet_ports must be in [0, 10000000] (got " + std::to_string(expected_subnet_ports) + ")";
   if (!default_pkey.is_valid())
     return "default_pkey must have a non-zero base in [0x0001, 0x7fff] (got " + default_pkey.to_string() + ")";
+  for (const IdRange& r : qos_service_ids) {
+    if (r.lo > r.hi) return "qos_service_ids: range " + to_string(r, true) + " ends before it starts";
+  }
+  for (const IdRange& r : qos_classes) {
+    if (r.lo > r.hi || r.hi > 0xFFF)
+      return "qos_classes: " + to_string(r, false) + " is not a range of 12-bit QoS classes (0-4095)";
+  }
   return {};
 }
 

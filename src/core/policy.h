@@ -7,7 +7,10 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
 #include "core/clock.h"
+#include "core/qos_key.h"
 #include "core/types.h"
 
 namespace ibat::core {
@@ -49,6 +52,11 @@ struct Policy {
   // The subnet's end ports as the operator knows them, for a port that has not yet learnt them
   // from a table or a warm cache (a diskless host's first start): 0, unknown, asks at once.
   std::uint32_t expected_subnet_ports = 0;
+  // The ServiceIDs and QoS classes the SM's QoS policy may single out (core/qos_key.h): a resolve
+  // naming one is cached apart and asked with it. Any other shares the default path, so that the
+  // per-process ServiceIDs of an MPI job over rdma_cm cost no query of their own.
+  std::vector<IdRange> qos_service_ids = standard_ulp_service_ids();
+  std::vector<IdRange> qos_classes;  // none: a policy's qos-class rules are a site's own
 
   // Empty string when consistent, else a message naming the bad field and its accepted range.
   std::string validate() const;

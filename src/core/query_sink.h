@@ -21,6 +21,9 @@ struct PathQuery {
   std::optional<Gid> dgid;
   std::optional<Lid> dlid;
   Pkey pkey;
+  // Sent with their component-mask bits when present: the SM's QoS policy may answer by them.
+  std::optional<std::uint64_t> service_id;
+  std::optional<std::uint16_t> qos_class;
 };
 
 // Outcome of one PathQuery as reported by the fabric (after the fabric's own MAD retries).

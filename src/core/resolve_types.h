@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "core/clock.h"
+#include "core/qos_key.h"
 #include "core/types.h"
 
 namespace ibat::core {
@@ -26,6 +27,11 @@ struct ResolveRequest {
   std::optional<Duration> timeout; // default: Policy::request_timeout; capped by max_request_timeout
   bool cache_only = false;         // never query the SA; miss -> no_record at once
   bool force_sa = false;           // ignore the cached answer, query and wait for a fresh one
+  // What the SM's QoS policy may answer by: kept in the cache key when Policy singles it out
+  // (core/qos_key.h), else the default path serves.
+  std::optional<std::uint64_t> service_id;
+  std::optional<std::uint16_t> qos_class;  // 12 bits
+  std::optional<std::uint8_t> tclass;      // never a policy criterion: echoed in the answer
 };
 
 struct ResolveResult {
@@ -60,6 +66,7 @@ struct CacheEntryView {
   Gid sgid;
   Gid dgid;
   Pkey pkey;
+  QosKey qos;  // default: the destination's default path
   EntryState state;
   PathRecord path;  // meaningful for valid/stale/provisional
   Duration age{0};

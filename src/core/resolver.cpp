@@ -133,25 +133,26 @@ void Resolver::Impl::dispatch(RequestId id, Pending&& p) {
   // A pulled cable: nothing this port sends arrives, so not even a cached path is of use.
   if (port && port->link_down) return deliver(id, std::move(p), failure(Error::unreachable));
   Pkey pkey = r.pkey.value_or(policy.default_pkey);
+  const QosKey qos = QosKey::of(r.service_id, r.qos_class, policy.qos_service_ids, policy.qos_classes);
 
   if (const auto* gid = std::get_if<Gid>(&r.target)) {
     if (gid->is_zero()) return deliver(id, std::move(p), failure(Error::invalid));
-    return resolve_gid(id, std::move(p), PathKey{sgid, *gid, pkey});
+    return resolve_gid(id, std::move(p), PathKey{sgid, *gid, pkey, qos});
   }
   if (const auto* hw = std::get_if<HwAddr>(&r.target)) {
     Gid gid = hw->gid();
     if (gid.is_zero()) return deliver(id, std::move(p), failure(Error::invalid));
-    return resolve_gid(id, std::move(p), PathKey{sgid, gid, pkey});
+    return resolve_gid(id, std::move(p), PathKey{sgid, gid, pkey, qos});
   }
   if (const auto* lid = std::get_if<Lid>(&r.target)) {
     if (!lid->is_valid_unicast()) return deliver(id, std::move(p), failure(Error::invalid));
-    return resolve_lid(id, std::move(p), LidKey{sgid, *lid, pkey});
+    return resolve_lid(id, std::move(p), LidKey{sgid, *lid, pkey, qos});
   }
   const IpAddr ip = std::get<IpAddr>(r.target);
   if (const Neighbour* n = neighbours.find(ip)) {
     Gid gid = n->hw.gid();
     if (gid.is_zero()) return deliver(id, std::move(p), failure(Error::unreachable));
-    return resolve_gid(id, std::move(p), PathKey{sgid, gid, pkey});
+    return resolve_gid(id, std::move(p), PathKey{sgid, gid, pkey, qos});
   }
   if (r.cache_only) return deliver(id, std::move(p), failure(Error::unreachable));
   wait_for_neighbour(id, std::move(p), ip);
@@ -169,8 +170,10 @@ bool Resolver::Impl::refresh_servable(CacheEntry& e) {
   }
 }
 
+// Reported for default paths only: a WATCH event names (SGID, DGID, P_Key), and the paths kept
+// apart for a ServiceID or QoS class move with the default path of the same destination.
 void Resolver::Impl::note_change(const CacheEntry& e, EntryState old_state, Lid old_dlid) {
-  if (!path_observer) return;
+  if (!path_observer || !e.key.qos.is_default()) return;
   outbox.emplace_back(PathChange{.sgid = e.key.sgid, .dgid = e.key.dgid, .pkey = e.key.pkey,
                                  .old_state = old_state, .state = e.state, .old_dlid = old_dlid,
                                  .dlid = e.has_path() ? e.path.dlid : Lid{}});
@@ -232,7 +235,8 @@ void Resolver::Impl::resolve_gid(RequestId id, Pending&& p, const PathKey& key, 
 void Resolver::Impl::resolve_lid(RequestId id, Pending&& p, const LidKey& key) {
   if (!p.request.force_sa) {
     if (PathCache::Index i = cache.find_by_lid(key.sgid, key.dlid, key.pkey); i != PathCache::npos) {
-      const PathKey gid_key = cache.at(i).key;
+      PathKey gid_key = cache.at(i).key;  // the default path's: the LID named its DGID
+      gid_key.qos = key.qos;
       return resolve_gid(id, std::move(p), gid_key, false);
     }
     if (auto it = lid_failures.find(key); it != lid_failures.end()) {
@@ -241,7 +245,7 @@ void Resolver::Impl::resolve_lid(RequestId id, Pending&& p, const LidKey& key) {
     }
   }
   if (p.request.cache_only) return deliver(id, std::move(p), failure(Error::no_record));
-  wait_on_job(id, std::move(p), JobKey{key.sgid, Gid{}, key.dlid, key.pkey, true});
+  wait_on_job(id, std::move(p), JobKey{key.sgid, Gid{}, key.dlid, key.pkey, true, key.qos});
 }
 
 void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
@@ -292,7 +296,8 @@ void Resolver::Impl::deliver(RequestId id, Pending&& p, const ResolveResult& res
     ++stats.failures;
     ++stats.failures_by_reason[static_cast<std::size_t>(result.error)];
   }
-  outbox.emplace_back(CompletionCall{std::move(p.done), id, result});
+  auto& call = std::get<CompletionCall>(outbox.emplace_back(CompletionCall{std::move(p.done), id, result}));
+  if (result.error == Error::ok && p.request.tclass) call.result.path.tclass = *p.request.tclass;
 }
 
 void Resolver::Impl::add_pending(RequestId id, Pending&& p) {

@@ -162,7 +162,7 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
   NeighbourTable::Update update = m.neighbours.upsert(ip, hw, source_lid);
   Gid gid = hw.gid();
   if (m.port && !m.port->gid.is_zero() && !gid.is_zero()) {
-    PathKey key{m.port->gid, gid, m.policy.default_pkey};
+    PathKey key{m.port->gid, gid, m.policy.default_pkey, QosKey{}};
     PathCache::Index i = m.cache.find(key);
     if (i == PathCache::npos || !m.cache.at(i).has_path()) {
       if (auto path = source_lid ? m.provisional_path(key, *source_lid) : std::nullopt) {
@@ -226,7 +226,7 @@ std::size_t Resolver::Impl::flush_matching(const std::function<bool(const PathKe
     cache.erase(i);
   }
   for (auto it = lid_failures.begin(); it != lid_failures.end();)
-    it = match(PathKey{it->first.sgid, Gid{}, it->first.pkey}) ? lid_failures.erase(it) : std::next(it);
+    it = match(PathKey{it->first.sgid, Gid{}, it->first.pkey, it->first.qos}) ? lid_failures.erase(it) : std::next(it);
   return keys.size();
 }
 
@@ -266,7 +266,7 @@ void Resolver::load_stale(const std::vector<CacheEntryView>& views) {
   TimePoint t = m.now();
   std::vector<PathKey> loaded;
   for (const CacheEntryView* v : usable) {
-    PathKey key{v->sgid, v->dgid, v->pkey};
+    PathKey key{v->sgid, v->dgid, v->pkey, v->qos};
     if (m.cache.find(key) != PathCache::npos) continue;
     PathCache::Index i = m.ensure_entry(key);
     CacheEntry& e = m.cache.at(i);
@@ -285,7 +285,7 @@ void Resolver::load_stale(const std::vector<CacheEntryView>& views) {
 }
 
 CacheEntryView Resolver::Impl::view_of(const CacheEntry& e, TimePoint t) const {
-  CacheEntryView v{.sgid = e.key.sgid, .dgid = e.key.dgid, .pkey = e.key.pkey, .state = e.state,
+  CacheEntryView v{.sgid = e.key.sgid, .dgid = e.key.dgid, .pkey = e.key.pkey, .qos = e.key.qos, .state = e.state,
                    .path = {}, .age = {}, .idle = t - e.used, .last_error = e.last_error};
   if (e.has_path()) {
     v.path = e.path.unpack(e.key);

@@ -32,16 +32,18 @@ struct JobKey {
   Lid dlid;
   Pkey pkey;
   bool by_lid = false;
+  QosKey qos;
   bool operator==(const JobKey&) const = default;
 
-  static JobKey for_path(const PathKey& k) { return {k.sgid, k.dgid, Lid{}, k.pkey, false}; }
-  PathKey path_key() const { return {sgid, dgid, pkey}; }
+  static JobKey for_path(const PathKey& k) { return {k.sgid, k.dgid, Lid{}, k.pkey, false, k.qos}; }
+  PathKey path_key() const { return {sgid, dgid, pkey, qos}; }
 };
 
 struct LidKey {
   Gid sgid;
   Lid dlid;
   Pkey pkey;
+  QosKey qos;
   bool operator==(const LidKey&) const = default;
 };
 

@@ -9,12 +9,12 @@
 namespace ibat::core {
 
 std::size_t KeyHash::operator()(const JobKey& k) const noexcept {
-  std::size_t h = hash_value(PathKey{k.sgid, k.dgid, k.pkey});
+  std::size_t h = hash_value(PathKey{k.sgid, k.dgid, k.pkey, k.qos});
   return h ^ (std::size_t{k.dlid.value} * 0x9E3779B97F4A7C15ULL) ^ (k.by_lid ? 0x51ED27 : 0);
 }
 
 std::size_t KeyHash::operator()(const LidKey& k) const noexcept {
-  return hash_value(PathKey{k.sgid, Gid{}, k.pkey}) ^ (std::size_t{k.dlid.value} * 0x9E3779B97F4A7C15ULL);
+  return hash_value(PathKey{k.sgid, Gid{}, k.pkey, k.qos}) ^ (std::size_t{k.dlid.value} * 0x9E3779B97F4A7C15ULL);
 }
 
 JobId Resolver::Impl::create_job(const JobKey& key) {
@@ -127,7 +127,8 @@ void Resolver::Impl::send_query(JobId id) {
   job.sent_at = now();
   ++stats.sa_queries;
   if (job.attempts > 0) ++stats.sa_retries;
-  PathQuery q{.id = job.query, .sgid = job.key.sgid, .dgid = std::nullopt, .dlid = std::nullopt, .pkey = job.key.pkey};
+  PathQuery q{.id = job.query, .sgid = job.key.sgid, .dgid = std::nullopt, .dlid = std::nullopt, .pkey = job.key.pkey,
+              .service_id = job.key.qos.sent_service_id(), .qos_class = job.key.qos.sent_qos_class()};
   if (job.key.by_lid) q.dlid = job.key.dlid; else q.dgid = job.key.dgid;
   outbox.emplace_back(q);
 }
@@ -162,7 +163,7 @@ void Resolver::Impl::accept(JobId id, const PathRecord& path) {
   Job& job = jobs.at(id);
   const JobKey jkey = job.key;
   std::vector<RequestId> waiters = std::move(job.waiters);
-  PathKey key = jkey.by_lid ? PathKey{jkey.sgid, path.dgid, jkey.pkey} : jkey.path_key();
+  PathKey key = jkey.by_lid ? PathKey{jkey.sgid, path.dgid, jkey.pkey, jkey.qos} : jkey.path_key();
   if (jkey.by_lid) destroy_job(id);
 
   PathCache::Index i = ensure_entry(key);
@@ -187,8 +188,8 @@ void Resolver::Impl::store_path(PathCache::Index i, const PathRecord& path) {
   e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
   cache.index_lid(i);
   if (had_path && (old_dlid != path.dlid || old_state == EntryState::provisional)) note_change(e, old_state, old_dlid);
-  lid_failures.erase(LidKey{e.key.sgid, path.dlid, e.key.pkey});
-  if (store_observer) outbox.emplace_back(PathStored{e.key.sgid, e.key.dgid, e.key.pkey, path, e.produced});
+  lid_failures.erase(LidKey{e.key.sgid, path.dlid, e.key.pkey, e.key.qos});
+  if (store_observer && e.key.qos.is_default()) outbox.emplace_back(PathStored{e.key.sgid, e.key.dgid, e.key.pkey, path, e.produced});
 }
 
 void Resolver::Impl::handle_failure(JobId id, Error error) {
@@ -214,7 +215,7 @@ void Resolver::Impl::give_up(JobId id, Error error) {
   std::vector<RequestId> waiters = std::move(job.waiters);
   TimePoint until = now() + policy.negative_ttl;
   if (key.by_lid) {
-    remember_lid_failure(LidKey{key.sgid, key.dlid, key.pkey}, until, error);
+    remember_lid_failure(LidKey{key.sgid, key.dlid, key.pkey, key.qos}, until, error);
   } else if (PathCache::Index i = cache.find(key.path_key()); i != PathCache::npos) {
     CacheEntry& e = cache.at(i);
     // A destination we had a path to that the SA no longer knows has left the fabric (link

@@ -117,12 +117,13 @@ void Resolver::Impl::resume_revalidations() {
 // than the job's first connects. Sent as GETs at once, those connects would ask the SA again and
 // again while the tables keep it busy (window after window, each daemon until its table comes);
 // parked, a daemon's window asks by GET at most once per request deadline, and not at all when the
-// table comes first. Only what the table will name waits: a path by GID on the default P_Key from
-// our port's GID, with no stale path to fall back on, for a request allowed more than the reserve.
+// table comes first. Only what the table will name waits: a default path (no ServiceID or QoS
+// class kept apart) by GID on the default P_Key from our port's GID, with no stale path to fall back on, for a request allowed more than the reserve.
 bool Resolver::Impl::park_for_table(JobId id, const Pending& p) {
   if (!awaiting_table() || !port || p.stale_fallback || p.request.force_sa) return false;
   Job& job = jobs.at(id);
-  if (job.key.by_lid || job.key.sgid != port->gid || job.key.pkey != policy.default_pkey) return false;
+  if (job.key.by_lid || job.key.sgid != port->gid || job.key.pkey != policy.default_pkey || !job.key.qos.is_default())
+    return false;
   const TimePoint until = p.deadline - kTableWaitReserve;
   if (until <= now()) return false;
   table_contended = true;
@@ -240,7 +241,7 @@ void Resolver::Impl::apply_table(const std::vector<PathRecord>& paths) {
       ++stats.table_skipped;
       continue;
     }
-    const PathKey key{sgid, p.dgid, pkey};
+    const PathKey key{sgid, p.dgid, pkey, QosKey{}};
     PathCache::Index i = cache.find(key);
     if (i == PathCache::npos) {
       if (cache.size() >= policy.capacity) {

@@ -88,6 +88,15 @@ void SaClient::query_path(const core::PathQuery& query, PathDone done) {
     want.dlid = *query.dlid;
     mask |= mad::pr_mask::kDlid;
   }
+  // What the SM's QoS policy matches on (OpenSM: service-id rules need both ServiceID bits).
+  if (query.service_id) {
+    want.service_id = *query.service_id;
+    mask |= mad::pr_mask::kServiceId;
+  }
+  if (query.qos_class) {
+    want.qos_class = *query.qos_class;
+    mask |= mad::pr_mask::kQosClass;
+  }
   const core::QueryId id = query.id;
   const auto handle = requester_.submit(
       sa_mad(mad::build_path_record_get(0, want, mask)), kPathRecordAnswer, policy_,

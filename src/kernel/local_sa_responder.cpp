@@ -165,6 +165,9 @@ void LocalSaResponder::on_resolve(const MessageId& id, const ResolveQuery& query
   request.target = *query.dgid;
   request.sgid = query.sgid;
   request.pkey = query.pkey;
+  request.service_id = query.service_id;
+  request.qos_class = query.qos_class;
+  request.tclass = query.tclass;
   request.timeout = std::chrono::duration_cast<core::Duration>(options_.deadline);
   const Endpoint to = netlink_ ? kernel_ : sender_;
   resolve_(query, request, [this, alive = alive_, id, query, to, received](core::RequestId, const core::ResolveResult& result) {

@@ -81,7 +81,9 @@ void append_resolve_request(std::vector<std::uint8_t>& out, std::uint32_t id,
       req.target);
   std::uint8_t flags = static_cast<std::uint8_t>((req.cache_only ? kResolveCacheOnly : 0) |
                                                  (req.force_sa ? kResolveForceSa : 0) |
-                                                 (req.sgid ? kResolveSgid : 0) | (req.pkey ? kResolvePkey : 0));
+                                                 (req.sgid ? kResolveSgid : 0) | (req.pkey ? kResolvePkey : 0) |
+                                                 (req.service_id ? kResolveServiceId : 0) |
+                                                 (req.qos_class ? kResolveQosClass : 0) | (req.tclass ? kResolveTclass : 0));
   w.u8(static_cast<std::uint8_t>(type));
   w.u8(flags);
   w.u16(req.pkey ? req.pkey->value : 0);
@@ -97,6 +99,12 @@ void append_resolve_request(std::vector<std::uint8_t>& out, std::uint32_t id,
         } else w.bytes(t.raw);
       },
       req.target);
+  if (flags & kResolveQosFields) {
+    w.u64(req.service_id.value_or(0));
+    w.u16(req.qos_class.value_or(0));
+    w.u8(req.tclass.value_or(0));
+    w.u8(0);
+  }
   finish_frame(out, start);
 }
 
@@ -112,12 +120,12 @@ Decoded<core::ResolveRequest> decode_resolve_request(Bytes payload) {
                                                   " unknown (1 GID, 2 LID, 3 IPv4, 4 IPv6, 5 hw)");
   auto type = static_cast<TargetType>(type_raw);
   std::uint8_t flags = r.u8();
-  constexpr std::uint8_t known = kResolveCacheOnly | kResolveForceSa | kResolveSgid | kResolvePkey;
+  constexpr std::uint8_t known = kResolveCacheOnly | kResolveForceSa | kResolveSgid | kResolvePkey | kResolveQosFields;
   if (flags & ~known)
     return Decoded<core::ResolveRequest>::failure(
         "RESOLVE flags 0x" + std::string{kHexDigits[flags >> 4], kHexDigits[flags & 0xF]} +
-        " has reserved bits set (only 0x0f are defined)");
-  std::size_t expected = kResolveFixedSize + target_size(type);
+        " has reserved bits set (only 0x7f are defined)");
+  std::size_t expected = kResolveFixedSize + target_size(type) + (flags & kResolveQosFields ? kResolveQosTrailerSize : 0);
   if (payload.size() != expected)
     return Decoded<core::ResolveRequest>::failure(
         size_error("RESOLVE", payload.size(), std::to_string(expected) + " for this target type"));
@@ -140,6 +148,19 @@ Decoded<core::ResolveRequest> decode_resolve_request(Bytes payload) {
       break;
     }
     case TargetType::hw: req.target = core::HwAddr{r.array<20>()}; break;
+  }
+  if (flags & kResolveQosFields) {
+    const std::uint64_t service_id = r.u64();
+    const std::uint16_t qos_class = r.u16();
+    const std::uint8_t tclass = r.u8();
+    const std::uint8_t reserved = r.u8();
+    if (qos_class > 0xFFF || reserved != 0)
+      return Decoded<core::ResolveRequest>::failure(
+          qos_class > 0xFFF ? "RESOLVE qos_class " + std::to_string(qos_class) + " is not 12 bits (0-4095)"
+                            : "RESOLVE QoS trailer byte 11 is reserved and must be zero");
+    if (flags & kResolveServiceId) req.service_id = service_id;
+    if (flags & kResolveQosClass) req.qos_class = qos_class;
+    if (flags & kResolveTclass) req.tclass = tclass;
   }
   return req;
 }

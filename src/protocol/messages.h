@@ -44,7 +44,13 @@ inline constexpr std::uint8_t kResolveCacheOnly = 0x01;
 inline constexpr std::uint8_t kResolveForceSa = 0x02;
 inline constexpr std::uint8_t kResolveSgid = 0x04;
 inline constexpr std::uint8_t kResolvePkey = 0x08;
+// What the SM's QoS policy may answer by: any of these adds the QoS trailer after the target.
+inline constexpr std::uint8_t kResolveServiceId = 0x10;
+inline constexpr std::uint8_t kResolveQosClass = 0x20;
+inline constexpr std::uint8_t kResolveTclass = 0x40;
+inline constexpr std::uint8_t kResolveQosFields = kResolveServiceId | kResolveQosClass | kResolveTclass;
 inline constexpr std::size_t kResolveFixedSize = 24;
+inline constexpr std::size_t kResolveQosTrailerSize = 12;  // service_id u64, qos_class u16, tclass u8, 0
 inline constexpr std::size_t kPathReplySize = 72;
 
 // NEIGH_ADD / NEIGH_DEL bodies.

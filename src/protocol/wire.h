@@ -19,6 +19,7 @@ class WireWriter {
   void u8(std::uint8_t v) { out_.push_back(v); }
   void u16(std::uint16_t v) { wire::put16(grow(2), 0, v); }
   void u32(std::uint32_t v) { wire::put32(grow(4), 0, v); }
+  void u64(std::uint64_t v) { wire::put64(grow(8), 0, v); }
   void bytes(std::span<const std::uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
   void zeros(std::size_t n) { out_.insert(out_.end(), n, 0); }
 
@@ -41,6 +42,7 @@ class WireReader {
   std::uint8_t u8() { return take(1) ? in_[pos_ - 1] : 0; }
   std::uint16_t u16() { return take(2) ? wire::get16(in_, pos_ - 2) : 0; }
   std::uint32_t u32() { return take(4) ? wire::get32(in_, pos_ - 4) : 0; }
+  std::uint64_t u64() { return take(8) ? wire::get64(in_, pos_ - 8) : 0; }
   template <std::size_t N>
   std::array<std::uint8_t, N> array() {
     std::array<std::uint8_t, N> out{};

@@ -72,7 +72,13 @@ enum ibat_resolve_flags {
   IBAT_RESOLVE_CACHE_ONLY = 1u << 0, /* never query the SA; a miss fails with IBAT_ENORECORD */
   IBAT_RESOLVE_FORCE_SA = 1u << 1,   /* ignore the cache, wait for a fresh SA answer */
   IBAT_RESOLVE_SGID = 1u << 2,       /* sgid below is set (default: the local port GID) */
-  IBAT_RESOLVE_PKEY = 1u << 3        /* pkey below is set (default: the daemon's default P_Key) */
+  IBAT_RESOLVE_PKEY = 1u << 3,       /* pkey below is set (default: the daemon's default P_Key) */
+  /* What the SM's QoS policy may answer by (as the kernel asks for rdma_cm): the daemon asks the
+   * SA with them when its qos_service_ids / qos_classes name them, else the default path serves.
+   * A resolve with any of them is never answered from the shared table. */
+  IBAT_RESOLVE_SERVICE_ID = 1u << 4, /* service_id_hi/lo below are set */
+  IBAT_RESOLVE_QOS_CLASS = 1u << 5,  /* qos_class below is set (12 bits) */
+  IBAT_RESOLVE_TCLASS = 1u << 6      /* tclass below is set: echoed in the path */
 };
 
 typedef struct ibat_resolve_opts {
@@ -81,8 +87,20 @@ typedef struct ibat_resolve_opts {
   uint16_t pkey;
   uint16_t reserved0;
   ibat_gid sgid;
-  uint8_t reserved[24]; /* zero */
+  uint16_t qos_class;
+  uint8_t tclass;
+  uint8_t reserved1;       /* zero */
+  uint32_t service_id_hi;  /* the ServiceID's upper 32 bits (ibat_opts_set_service_id) */
+  uint32_t service_id_lo;
+  uint8_t reserved[12];    /* zero */
 } ibat_resolve_opts;
+
+/* Sets the ServiceID of a resolve and its flag. */
+static inline void ibat_opts_set_service_id(ibat_resolve_opts* opts, uint64_t service_id) {
+  opts->flags |= IBAT_RESOLVE_SERVICE_ID;
+  opts->service_id_hi = (uint32_t)(service_id >> 32);
+  opts->service_id_lo = (uint32_t)service_id;
+}
 
 enum ibat_path_state { IBAT_STATE_VALID = 1, IBAT_STATE_STALE = 2, IBAT_STATE_PROVISIONAL = 3 };
 

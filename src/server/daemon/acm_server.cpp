@@ -112,6 +112,9 @@ class AcmConnection : public Connection {
       request.sgid = r.path.sgid;
     }
     if (r.path.pkey.is_valid()) request.pkey = r.path.pkey;
+    // The ACM record has no component mask: a ServiceID or QoS class of 0 is taken as not given.
+    if (r.path.service_id != 0) request.service_id = r.path.service_id;
+    if (r.path.qos_class != 0) request.qos_class = r.path.qos_class;
     request.force_sa = (r.flags & acm::kFlagQuerySa) != 0;
     request.cache_only = (r.flags & acm::kFlagNoDelay) != 0;
     resolve(r.tid, request);

@@ -25,7 +25,7 @@ namespace {
 using namespace std::chrono;
 
 using FieldPtr = std::variant<core::Duration*, std::uint32_t*, int*, double*, std::string*, bool*,
-                              core::Pkey*, core::Prefetch*, std::vector<std::string>*>;
+                              core::Pkey*, core::Prefetch*, std::vector<std::string>*, std::vector<core::IdRange>*>;
 
 enum class IntFormat : std::uint8_t { decimal, octal, hex };
 enum class StringRule : std::uint8_t { socket_path, optional_socket_path, optional_file_path,
@@ -137,6 +137,10 @@ const std::vector<KeySpec>& key_specs() {
                [](DaemonConfig& c) -> FieldPtr { return &c.policy.table_spread_paths_per_s; }, 0.0, 1e9),
       int_key("policy", "default_pkey", [](DaemonConfig& c) -> FieldPtr { return &c.policy.default_pkey; },
               0x0001, 0xFFFF, true, IntFormat::hex),
+      // An IdRange list: hex (ServiceIDs) or decimal (QoS classes) tells the two apart.
+      int_key("policy", "qos_service_ids", [](DaemonConfig& c) -> FieldPtr { return &c.policy.qos_service_ids; },
+              0, 0, true, IntFormat::hex),
+      int_key("policy", "qos_classes", [](DaemonConfig& c) -> FieldPtr { return &c.policy.qos_classes; }, 0, 0xFFF),
       // [fabric]: the port is opened once, changes need a restart
       string_key("fabric", "ca", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.ca; },
                  StringRule::device_name, false),
@@ -283,6 +287,11 @@ std::string expected(const KeySpec& k, const FieldPtr& field) {
           return "a string";
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
           return "an array of ports as \"device:port\" ([\"mlx5_0:1\", \"mlx5_3:1\"]), or [] (every InfiniBand port)";
+        } else if constexpr (std::is_same_v<T, std::vector<core::IdRange>>) {
+          if (k.format == IntFormat::hex)
+            return "an array of ServiceIDs, ranges or ULP names ([\"iser\", \"nfs-rdma\", \"rds\", \"sdp\", "
+                   "\"0x1060cbc\", \"0x10000-0x1ffff\"]), or [] (none kept apart)";
+          return "an array of QoS classes 0-4095 or ranges ([4, \"8-15\"]), or [] (none kept apart)";
         } else {
           return fmt::format("an integer in [{}, {}]", format_int(k.int_lo, k.format),
                              format_int(k.int_hi, k.format));
@@ -408,6 +417,24 @@ bool apply_value(const KeySpec& k, const toml::node& node, DaemonConfig& config)
             values.push_back(item.as_string()->get());
           }
           *p = std::move(values);
+          return true;
+        } else if constexpr (std::is_same_v<T, std::vector<core::IdRange>>) {
+          const toml::array* array = node.as_array();
+          if (!array || array->size() > 255) return false;
+          std::vector<core::IdRange> ranges;
+          for (const toml::node& item : *array) {
+            std::optional<core::IdRange> range;
+            if (item.is_string()) {
+              const std::string& text = item.as_string()->get();
+              range = k.format == IntFormat::hex ? core::parse_service_ids(text) : core::parse_qos_classes(text);
+            } else if (item.is_integer() && item.as_integer()->get() >= 0) {
+              const auto v = static_cast<std::uint64_t>(item.as_integer()->get());
+              if (k.format == IntFormat::hex || v <= 0xFFF) range = core::IdRange{v, v};
+            }
+            if (!range) return false;
+            ranges.push_back(*range);
+          }
+          *p = std::move(ranges);
           return true;
         } else {
           if (!node.is_integer()) return false;
@@ -578,6 +605,11 @@ std::string render_field(const KeySpec& k, const DaemonConfig& config) {
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
           std::vector<std::string> quoted;
           for (const std::string& v : *p) quoted.push_back(quote(v));
+          return fmt::format("[{}]", fmt::join(quoted, ", "));
+        } else if constexpr (std::is_same_v<T, std::vector<core::IdRange>>) {
+          std::vector<std::string> quoted;
+          for (const core::IdRange& r : *p)
+            quoted.push_back(quote(k.format == IntFormat::hex ? core::service_ids_name(r) : core::to_string(r, false)));
           return fmt::format("[{}]", fmt::join(quoted, ", "));
         } else if constexpr (std::is_same_v<T, core::Duration>) {
           return fmt::format("{}", *p / k.unit);

@@ -1,6 +1,8 @@
 // JSON renderings of counters, cache entries, neighbours and events for the native protocol.
 #include "server/daemon/json_views.h"
 
+#include <fmt/format.h>
+
 namespace ibat::server {
 
 using nlohmann::json;
@@ -89,6 +91,8 @@ json paths_json(const std::vector<core::CacheEntryView>& entries) {
               {"dgid", e.dgid.to_string()},
               {"pkey", e.pkey.to_string()},
               {"state", core::to_string(e.state)}};
+    if (auto sid = e.qos.sent_service_id()) item["service_id"] = fmt::format("{:#x}", *sid);
+    if (auto qc = e.qos.sent_qos_class()) item["qos_class"] = *qc;
     bool has_path = e.state == core::EntryState::valid || e.state == core::EntryState::stale ||
                     e.state == core::EntryState::provisional;
     if (has_path) {

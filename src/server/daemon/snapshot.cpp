@@ -50,8 +50,10 @@ std::int64_t unix_ms(WallTime t) {
   return duration_cast<milliseconds>(t.time_since_epoch()).count();
 }
 
+// A path kept apart for a ServiceID or QoS class is asked again after a restart: the snapshot's
+// format names (SGID, DGID, P_Key) only, and there are few such paths.
 bool worth_keeping(const core::CacheEntryView& e) {
-  return (e.state == core::EntryState::valid || e.state == core::EntryState::stale) &&
+  return e.qos.is_default() && (e.state == core::EntryState::valid || e.state == core::EntryState::stale) &&
          e.path.is_servable();
 }
 

@@ -33,7 +33,7 @@ void TablePublisher::republish(const std::vector<core::CacheEntryView>& entries,
   expires_.clear();
   expiry_queue_ = {};
   for (const core::CacheEntryView& e : entries)
-    if (e.state == core::EntryState::valid && e.age < ttl)
+    if (e.state == core::EntryState::valid && e.age < ttl && e.qos.is_default())
       publish(shm::TableKey::of(e.sgid, e.dgid, e.pkey), e.path, now - e.age, ttl);
 }
 

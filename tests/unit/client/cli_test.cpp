@@ -449,9 +449,9 @@ TEST(Cli, StatsTextAndPathsTable) {
   CliRun paths = ibat({"--socket", server2.path(), "paths"});
   ASSERT_EQ(paths.exit_code, 0) << paths.err;
   EXPECT_EQ(paths.out.substr(0, paths.out.find('\n')),
-            "DGID              SGID              PKEY    STATE  DLID  SLID  SL  MTU   RATE     AGE_MS  IDLE_MS  "
+            "DGID              SGID              PKEY    QOS  STATE  DLID  SLID  SL  MTU   RATE     AGE_MS  IDLE_MS  "
             "LAST_ERROR");
-  EXPECT_NE(paths.out.find("fe80::2:c903:a:7  fe80::2:c903:a:1  0xffff  valid  7     1     2   2048  40 Gb/s  42      "
+  EXPECT_NE(paths.out.find("fe80::2:c903:a:7  fe80::2:c903:a:1  0xffff  -    valid  7     1     2   2048  40 Gb/s  42      "
                            "3        -"),
             std::string::npos)
       << paths.out;

@@ -13,7 +13,7 @@ namespace {
 using namespace std::chrono_literals;
 
 PathKey key_of(std::uint64_t n, std::uint16_t pkey = 0xFFFF) {
-  return {Gid::from_parts(0xFE80ULL << 48, 1), Gid::from_parts(0xFE80ULL << 48, 1000 + n), Pkey{pkey}};
+  return {Gid::from_parts(0xFE80ULL << 48, 1), Gid::from_parts(0xFE80ULL << 48, 1000 + n), Pkey{pkey}, {}};
 }
 
 TEST(PathCache, FindsWhatWasInsertedAndNothingElse) {
@@ -121,8 +121,31 @@ TEST(PathCache, CompactPathRoundTripsEveryField) {
   p.pkt_life_selector = 2;
   p.pkt_life = 63;
   p.preference = 9;
-  PathKey key{p.sgid, p.dgid, p.pkey};
+  // The ServiceID and QoS class come from the key: what was asked.
+  const QosKey qos = QosKey::of(p.service_id, p.qos_class, {{0, UINT64_MAX}}, {{0, 0xFFF}});
+  PathKey key{p.sgid, p.dgid, p.pkey, qos};
   EXPECT_EQ(CompactPath::pack(p).unpack(key), p);
+}
+
+TEST(PathCache, PathsKeptApartForAServiceIdAreFoundApartAndNeverByLid) {
+  PathCache cache;
+  PathKey plain = key_of(1);
+  PathKey iser = plain;
+  iser.qos = QosKey::of(0x1060CBC, std::nullopt, standard_ulp_service_ids(), {});
+  ASSERT_FALSE(iser.qos.is_default());
+  const auto i = cache.insert(plain, TimePoint{});
+  const auto j = cache.insert(iser, TimePoint{});
+  EXPECT_NE(i, j);
+  EXPECT_EQ(cache.find(plain), i);
+  EXPECT_EQ(cache.find(iser), j);
+  cache.at(i).path.dlid = Lid{9};
+  cache.at(j).path.dlid = Lid{9};
+  cache.index_lid(j);  // only a default path is found by its DLID
+  EXPECT_EQ(cache.find_by_lid(plain.sgid, Lid{9}, plain.pkey), PathCache::npos);
+  cache.index_lid(i);
+  EXPECT_EQ(cache.find_by_lid(plain.sgid, Lid{9}, plain.pkey), i);
+  cache.erase(i);
+  EXPECT_EQ(cache.find(iser), j);
 }
 
 TEST(PathCache, EntryIsCompact) {

@@ -233,7 +233,7 @@ TEST_F(SaClientTableTest, AnSaSilentToEverythingLeavesTablesOn) {
 
 TEST_F(SaClientTableTest, AnSaThatAnswersGetsButNotTablesTurnsThemOff) {
   ASSERT_TRUE(start());
-  core::PathQuery get{.id = 7, .sgid = kSelf, .dgid = gid(0x20), .dlid = std::nullopt, .pkey = kPkey};
+  core::PathQuery get{.id = 7, .sgid = kSelf, .dgid = gid(0x20), .dlid = std::nullopt, .pkey = kPkey, .service_id = std::nullopt, .qos_class = std::nullopt};
   std::vector<core::QueryResult> results;
   sa.query_path(get, [&](const core::QueryResult& r) { results.push_back(r); });
   requester.on_receive(test::path_answer(sender.sent.back(), path_to(0x20, 32), kSmLid));

@@ -163,10 +163,14 @@ TEST(Messages, ResolveRejectsBadTypeAndReservedFlags) {
     EXPECT_NE(d.error().find("target type"), std::string::npos) << d.error();
   }
   auto bad = payload;
-  bad[1] = 0x1A;
+  bad[1] = 0x8A;
   auto reserved = decode_resolve_request(bad);
   ASSERT_FALSE(reserved);
-  EXPECT_NE(reserved.error().find("flags 0x1a has reserved bits set"), std::string::npos) << reserved.error();
+  EXPECT_NE(reserved.error().find("flags 0x8a has reserved bits set"), std::string::npos) << reserved.error();
+  // A QoS flag without its trailer is a length mismatch.
+  bad = payload;
+  bad[1] = kResolveServiceId;
+  EXPECT_FALSE(decode_resolve_request(bad));
   // A GID type with a LID-sized target is a length mismatch.
   bad = payload;
   bad[0] = 1;
@@ -379,6 +383,44 @@ TEST(Messages, EmptyReplyCarriesStatus) {
   EXPECT_EQ(f.header.status, Status::denied);
   EXPECT_EQ(f.header.id, 12u);
   EXPECT_TRUE(f.payload.empty());
+}
+
+TEST(Messages, ResolveCarriesServiceIdQosClassAndTclassInItsTrailer) {
+  core::ResolveRequest req;
+  req.target = core::Gid::from_parts(0xFE80ULL << 48, 2);
+  req.service_id = 0x0000000001060CBCULL;
+  req.qos_class = 0xABC;
+  std::vector<std::uint8_t> out;
+  append_resolve_request(out, 1, req);
+  auto payload = only_frame(out).payload;
+  ASSERT_EQ(payload.size(), kResolveFixedSize + 16 + kResolveQosTrailerSize);
+  EXPECT_EQ(payload[1] & kResolveQosFields, kResolveServiceId | kResolveQosClass);
+  auto back = decode_resolve_request(payload);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back.value().service_id, req.service_id);
+  EXPECT_EQ(back.value().qos_class, req.qos_class);
+  EXPECT_FALSE(back.value().tclass);  // not sent: stays absent although the trailer has its byte
+
+  req.service_id.reset();
+  req.qos_class.reset();
+  req.tclass = 0;
+  out.clear();
+  append_resolve_request(out, 2, req);
+  back = decode_resolve_request(only_frame(out).payload);
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back.value().tclass, std::optional<std::uint8_t>{0});
+  EXPECT_FALSE(back.value().service_id);
+
+  auto bad = only_frame(out).payload;
+  bad[bad.size() - 1] = 1;  // the reserved byte
+  auto d = decode_resolve_request(bad);
+  ASSERT_FALSE(d);
+  EXPECT_NE(d.error().find("reserved"), std::string::npos) << d.error();
+  bad = only_frame(out).payload;
+  bad[bad.size() - 4] = 0x10;  // qos_class 0x1000: 13 bits
+  d = decode_resolve_request(bad);
+  ASSERT_FALSE(d);
+  EXPECT_NE(d.error().find("not 12 bits"), std::string::npos) << d.error();
 }
 
 }  // namespace

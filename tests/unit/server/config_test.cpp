@@ -148,6 +148,27 @@ TEST(Config, PortsAreAListOfDevicePortNamesAndTheDefaultOneOfThem) {
               HasSubstr("fabric.default_port = \"mlx5_0:x\": expected a port as \"device:port\""));
 }
 
+TEST(Config, QosRangesAreServiceIdsOrUlpNamesAndTwelveBitClasses) {
+  ConfigResult r = parse_config(
+      "[policy]\nqos_service_ids = [\"iser\", \"0x10000-0x1ffff\", 17]\nqos_classes = [4, \"8-15\"]\n", "q.toml");
+  ASSERT_TRUE(r.ok()) << r.errors.front();
+  EXPECT_EQ(r.config.policy.qos_service_ids,
+            (std::vector<core::IdRange>{{0x1060CBC, 0x1060CBC}, {0x10000, 0x1FFFF}, {17, 17}}));
+  EXPECT_EQ(r.config.policy.qos_classes, (std::vector<core::IdRange>{{4, 4}, {8, 15}}));
+  // Rendered back as a file would say it (ULP names where a range is one).
+  std::string rendered;
+  for (const ConfigItem& item : describe(r.config))
+    if (item.key == "policy.qos_service_ids") rendered = item.value;
+  EXPECT_EQ(rendered, "[\"iser\", \"sdp\", \"0x11\"]");
+  for (const char* bad : {"[\"iscsi\"]", "[\"0x20-0x10\"]", "[-1]", "\"iser\""})
+    EXPECT_THAT(only_error(parse_config(std::string("[policy]\nqos_service_ids = ") + bad + "\n", "q.toml")),
+                HasSubstr("expected an array of ServiceIDs, ranges or ULP names"))
+        << bad;
+  EXPECT_THAT(only_error(parse_config("[policy]\nqos_classes = [4096]\n", "q.toml")),
+              HasSubstr("policy.qos_classes = an array: expected an array of QoS classes 0-4095"));
+  EXPECT_TRUE(parse_config("[policy]\nqos_service_ids = []\n", "q.toml").ok());
+}
+
 TEST(Config, UnknownKeysAndTablesAreErrorsListingTheAcceptedOnes) {
   std::string e = only_error(parse_config("[policy]\npath_ttl = 5\n", "t.toml"));
   EXPECT_THAT(e, HasSubstr("t.toml:2:12: unknown key 'policy.path_ttl'"));

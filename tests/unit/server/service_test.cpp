@@ -429,7 +429,7 @@ TEST_F(ServiceTest, LargeListingComesInPagesWithOtherClientsServedBetween) {
   constexpr std::uint64_t kEntries = 2'500;
   std::vector<core::CacheEntryView> views;
   for (std::uint64_t n = 0; n < kEntries; ++n)
-    views.push_back({kLocalGid, gid(0x1000 + n), core::Pkey{0xFFFF}, core::EntryState::valid,
+    views.push_back({kLocalGid, gid(0x1000 + n), core::Pkey{0xFFFF}, {}, core::EntryState::valid,
                      path_to(gid(0x1000 + n), static_cast<std::uint16_t>(100 + n)), 0ms, 0ms, core::Error::ok});
   on_loop([&] { service_->resolver().load_stale(views); });
   Client lister(config_.server.socket);

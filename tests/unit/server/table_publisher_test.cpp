@@ -98,7 +98,7 @@ TEST_F(TablePublisherTest, RepublishKeepsOnlyWhatIsStillValid) {
   store(1, now);
   std::vector<core::CacheEntryView> entries;
   auto view = [](std::uint64_t n, core::EntryState state, core::Duration age) {
-    return core::CacheEntryView{kLocal, dest(n), core::Pkey{}, state, path_to(n), age, 0s, core::Error::ok};
+    return core::CacheEntryView{kLocal, dest(n), core::Pkey{}, {}, state, path_to(n), age, 0s, core::Error::ok};
   };
   entries.push_back(view(2, core::EntryState::valid, 10s));
   entries.push_back(view(3, core::EntryState::stale, 1s));
