@@ -4,6 +4,7 @@
 // With --bench N it instead times N cached answers, one in flight as the kernel's callers mostly
 // are, against a baseline measured in the same run: an in-process echo over a datagram socketpair
 // (the transport's floor), and prints one JSON object.
+#include <optional>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -128,6 +129,8 @@ int main(int argc, char** argv) {
   std::size_t bench = 0;
   std::string device = "mlx5_0";
   int port = 1;
+  std::uint64_t service_id = 0x1000000000000000ULL;
+  std::optional<std::uint16_t> qos_class;
   CLI::App app{"ibat-kernel-twin: ask ibatd's local SA socket the way the Linux kernel does"};
   app.add_option("--socket", socket_path, "ibatd's [linux] local_sa_socket")->required();
   app.add_option("--sgid", sgid_text, "source GID (the local port)")->required();
@@ -136,6 +139,9 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "the HCA the kernel names in the resolve header (default mlx5_0)");
   app.add_option("--port", port, "its port number (default 1)")->check(CLI::Range(0, 255));
   app.add_option("--kernel-timeout-ms", timeout_ms, "the kernel's local SA timeout (it then asks the SA)");
+  app.add_option("--service-id", service_id, "the ServiceID rdma_cm and SRP send (port space << 16 + port)");
+  app.add_option("--qos-class", qos_class, "rdma_cm's QOS_CLASS (the IPv4 ToS); without it, TCLASS")
+      ->check(CLI::Range(0, 0xFFF));
   app.add_option("--rounds", rounds, "ask for every DGID this many times");
   app.add_option("--bench", bench, "time N cached answers against an in-process echo baseline; print JSON");
   app.add_option("dgid", dgids, "destination GIDs")->required();
@@ -153,7 +159,8 @@ int main(int argc, char** argv) {
   }
   query.sgid = *sgid;
   query.pkey = *pkey;
-  query.service_id = 0x1000000000000000ULL;
+  query.service_id = service_id;
+  query.qos_class = qos_class;
   const std::uint8_t use = twin::path_use_of(query.caller);
   std::vector<std::vector<std::uint8_t>> requests;
   std::uint32_t seq = 1;

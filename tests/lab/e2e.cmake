@@ -5,7 +5,7 @@ target_link_libraries(e2e_libibat_client PRIVATE ibat ibat_warnings)
 add_executable(e2e_table_client ${CMAKE_CURRENT_SOURCE_DIR}/e2e_table_client.c)
 target_link_libraries(e2e_table_client PRIVATE ibat ibat_warnings)
 
-foreach(test cli libibat acm librdmacm sigterm snapshot neigh_watch local_sa quiet_log quiet shared_table prefetch multi_rail hotplug
+foreach(test cli libibat acm librdmacm sigterm snapshot neigh_watch local_sa quiet_log quiet shared_table prefetch multi_rail hotplug qos
     hca_events notify)
   add_test(NAME e2e.${test} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e_${test}.sh)
   set_tests_properties(e2e.${test} PROPERTIES LABELS lab TIMEOUT 150

@@ -22,10 +22,10 @@ host() {
     "$(hosts_file "$1")" "$2" "$3"
 }
 
-# saquery_path NAME NODE SGID DGID: saquery's PathRecord as JSON with the CLI's units
-# (dlid, slid, sl, mtu in bytes, rate in Gb/s, pkt_life)
+# saquery_path NAME NODE SGID DGID [SAQUERY ARGS]: saquery's PathRecord as JSON with the CLI's
+# units (dlid, slid, sl, mtu in bytes, rate in Gb/s, pkt_life); ARGS e.g. --service_id 0x1060cbc
 saquery_path() {
-  "$LAB" run --name "$1" --node "$2" -- saquery -p --sgid-to-dgid "$3-$4" 2>/dev/null | python3 -c '
+  "$LAB" run --name "$1" --node "$2" -- saquery -p --sgid-to-dgid "$3-$4" "${@:5}" 2>/dev/null | python3 -c '
 import json, re, sys
 MTU = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 RATE = {2: 2.5, 3: 10, 4: 30, 5: 5, 6: 20, 7: 40, 8: 60, 9: 80, 10: 120, 11: 14, 12: 56, 13: 112,

@@ -82,6 +82,27 @@ TEST_F(SaClientTest, PathRecordGetCarriesDgidSgidPkeyAndGoesToTheSm) {
   EXPECT_EQ(record->numb_path, 1);
 }
 
+TEST_F(SaClientTest, AServiceIdAndQosClassGoWithTheirComponentMaskBits) {
+  core::PathQuery q = query();
+  q.service_id = 0x0000000001060CBCULL;
+  q.qos_class = 4;
+  start(q);
+  auto mad = mad::decode_sa_mad(sender.sent.at(0).bytes);
+  ASSERT_TRUE(mad.ok());
+  // OpenSM matches a service-id rule only with both ServiceID bits, a qos-class rule with its bit.
+  EXPECT_EQ(mad->sa.component_mask & (mad::pr_mask::kServiceId | mad::pr_mask::kQosClass),
+            mad::pr_mask::kServiceId | mad::pr_mask::kQosClass);
+  auto record = mad::decode_path_record(mad->data.first(mad::kPathRecordSize));
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->service_id, 0x0000000001060CBCULL);
+  EXPECT_EQ(record->qos_class, 4);
+  // Without them, neither bit.
+  start(query());
+  mad = mad::decode_sa_mad(sender.sent.at(1).bytes);
+  ASSERT_TRUE(mad.ok());
+  EXPECT_EQ(mad->sa.component_mask & (mad::pr_mask::kServiceId | mad::pr_mask::kQosClass), 0U);
+}
+
 TEST_F(SaClientTest, LidTargetUsesDlidMask) {
   core::PathQuery q = query();
   q.dgid.reset();
