@@ -96,6 +96,11 @@ int main(int argc, char** argv) {
   app.add_flag("--known-subnet", sc.known_subnet,
                "boot / --warm-s: each daemon starts knowing the subnet's size (as from its warm cache), "
                "so its first table is spread like those after an SM change");
+  std::string service_ids = "none";
+  app.add_option("--service-ids", service_ids,
+                 "job-start: the ServiceID each connect carries: none, per-process (rdma_cm's ephemeral "
+                 "ports, one per destination rank) or storage (iSER's, kept apart by default)")
+      ->check(CLI::IsMember({"none", "per-process", "storage"}));
   app.add_option("--connect-rate", sc.connects_per_rank_s, "churn / sm-restart: connects per rank per s")
       ->check(CLI::PositiveNumber);
   app.add_option("--working-set", sc.working_set, "sm-restart: destinations each node keeps using")
@@ -133,6 +138,9 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "print one JSON object");
   app.add_option("--csv", csv, "write the time series to FILE");
   CLI11_PARSE(app, argc, argv);
+  sc.service_ids = service_ids == "storage"       ? Scenario::ServiceIds::storage
+                   : service_ids == "per-process" ? Scenario::ServiceIds::per_process
+                                                  : Scenario::ServiceIds::none;
 
   sc.workload = *workload_from_string(workload);  // checked by IsMember above
   sc.strategy = *strategy_from_string(strategy);
