@@ -3,7 +3,7 @@
 # P_Key rules, and a second partition) answers what the SA answers for the same query: resolves
 # through the native socket, the ACM socket (the ACM wire format, as librdmacm sends a path
 # request) and the kernel twin (rdma_cm's attributes) equal `saquery` with the same --service_id /
-# --qos_class / --pkey, for cache misses, cache hits and prefetched paths; a ServiceID or QoS class
+# --qos_class / --pkey (DLID, SLID, SL, MTU, rate), for cache misses, cache hits and prefetched paths; a ServiceID or QoS class
 # outside every configured range gets the default path from the cache without an SA query.
 source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/e2e_lib.sh"
@@ -98,16 +98,29 @@ done
 expect_eq "SA queries for ServiceIDs and classes outside every range" "$(sa_queries)" "$before"
 pass "a ServiceID or QoS class outside every range gets the cached default path, no SA query"
 
-# --- ACM: a path request carrying the ServiceID / QoS class in its record, as librdmacm sends one
-acm_sl() {  # acm_sl DGID SERVICE_ID QOS_CLASS: the SL of ibatd's ACM answer
-  python3 - "$acm" "$sgid" "$1" "$2" "$3" <<'PY'
-import ipaddress, socket, struct, sys
-path, sgid, dgid, sid, qos = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4], 0), int(sys.argv[5], 0)
+# The same queries through ACM and the kernel twin, each compared with saquery's whole path:
+# (saquery options | ServiceID QoS-class P_Key for ACM | the twin's options as rdma_cm sends them)
+acm_cases=("|0 0 0|--service-id 0x106C350"
+           "--service_id 0x1060CBC|0x1060CBC 0 0|--service-id 0x1060CBC"
+           "--service_id 0x10000000000001FF|0x10000000000001FF 0 0|--service-id 0x10000000000001FF"
+           "--qos_class 4|0 4 0|--service-id 0x106C350 --qos-class 4"
+           "--pkey 0x8002|0 0 0x8002|--service-id 0x106C350 --pkey 0x8002")
+
+# --- ACM: a path request carrying the ServiceID, QoS class and P_Key in its record, as librdmacm
+# sends one: the answer as JSON in saquery_path's units
+acm_path() {  # acm_path DGID SERVICE_ID QOS_CLASS PKEY
+  python3 - "$acm" "$sgid" "$@" <<'PY'
+import ipaddress, json, socket, struct, sys
+path, sgid, dgid = sys.argv[1], sys.argv[2], sys.argv[3]
+sid, qos, pkey = (int(v, 0) for v in sys.argv[4:7])
+MTU = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
+RATE = {2: 2.5, 3: 10, 4: 30, 5: 5, 6: 20, 7: 40, 8: 60, 9: 80, 10: 120, 11: 14, 12: 56, 13: 112,
+        14: 168, 15: 25, 16: 100, 17: 200, 18: 300, 19: 28, 20: 50, 21: 400, 22: 600}
 rec = bytearray(64)
 struct.pack_into(">Q", rec, 0, sid)
 rec[8:24] = ipaddress.IPv6Address(dgid).packed
 rec[24:40] = ipaddress.IPv6Address(sgid).packed
-struct.pack_into(">H", rec, 52, qos << 4)
+struct.pack_into(">HH", rec, 50, pkey, qos << 4)
 entry = struct.pack("=IHH", 2, 0x0010, 0) + bytes(rec)  # ACM_EP_FLAG_DEST, ACM_EP_INFO_PATH
 hdr = struct.pack("=BBB3sHQ", 1, 1, 0, b"\0\0\0", 16 + len(entry), 7)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -119,22 +132,44 @@ length = struct.unpack_from("=H", head, 6)[0]
 body = b""
 while len(body) < length - 16: body += s.recv(length - 16 - len(body))
 assert head[2] == 0, f"ACM status {head[2]}"
-print(body[8 + 53] & 0xF)
+p = body[8:72]
+print(json.dumps({"dlid": struct.unpack_from(">H", p, 40)[0], "slid": struct.unpack_from(">H", p, 42)[0],
+                  "sl": p[53] & 0xF, "mtu": MTU[p[54] & 0x3F], "rate": RATE[p[55] & 0x3F]}))
 PY
+}
+# --- the kernel twin as rdma_cm asks: SERVICE_ID, PKEY, and QOS_CLASS (the ToS) when set
+twin() { "$TWIN" --socket "$E2E_DIR/d.lsa" --sgid "$sgid" --caller rdma_cm "$@"; }
+twin_path() {  # twin_path DGID TWIN-ARGS...: the twin's path as JSON in saquery_path's units
+  local dgid=$1; shift
+  twin "$@" "$dgid" | python3 -c '
+import json, sys
+MTU = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
+RATE = {2: 2.5, 3: 10, 4: 30, 5: 5, 6: 20, 7: 40, 8: 60, 9: 80, 10: 120, 11: 14, 12: 56, 13: 112,
+        14: 168, 15: 25, 16: 100, 17: 200, 18: 300, 19: 28, 20: 50, 21: 400, 22: 600}
+g = json.loads(sys.stdin.readline())
+assert g["outcome"] == "path", g
+print(json.dumps({"dlid": g["dlid"], "slid": g["slid"], "sl": g["sl"], "mtu": MTU[g["mtu"]], "rate": RATE[g["rate"]]}))'
 }
 for dest in Hca3 Hca4; do
   dgid=$(host "$name" $dest gid)
-  expect_eq "ACM $dest default" "$(acm_sl "$dgid" 0 0)" 0
-  expect_eq "ACM $dest iSER" "$(acm_sl "$dgid" 0x1060CBC 0)" 3
-  expect_eq "ACM $dest site range" "$(acm_sl "$dgid" 0x10000000000001FF 0)" 6
-  expect_eq "ACM $dest QoS class 4" "$(acm_sl "$dgid" 0 4)" 4
+  for c in "${acm_cases[@]}"; do
+    IFS='|' read -r sa_args acm_args twin_args <<<"$c"
+    # shellcheck disable=SC2086  # the options split on purpose
+    want=$(saquery_path "$name" $src "$sgid" "$dgid" $sa_args)
+    for round in first again; do
+      # shellcheck disable=SC2086
+      got=$(acm_path "$dgid" $acm_args) || fail "ACM $dest $acm_args: $got"
+      same_path "ACM $dest ${sa_args:-(default)} ($round)" "$got" "$want"
+      # shellcheck disable=SC2086
+      got=$(twin_path "$dgid" $twin_args) || fail "twin $dest $twin_args: $got"
+      same_path "kernel twin $dest ${sa_args:-(default)} ($round)" "$got" "$want"
+    done
+  done
 done
-pass "ACM path requests get saquery's SL for their ServiceID and QoS class"
+pass "ACM path requests and the kernel twin (rdma_cm) get saquery's path for each ServiceID, QoS class and P_Key"
 
-# --- the kernel twin as rdma_cm asks: SERVICE_ID, and QOS_CLASS (the ToS) when set
-twin() { "$TWIN" --socket "$E2E_DIR/d.lsa" --sgid "$sgid" --caller rdma_cm "$@"; }
 dgids=(); for dest in "${dests[@]}"; do dgids+=("$(host "$name" $dest gid)"); done
-check_twin() {  # check_twin SL TWIN-ARGS...
+check_twin() {  # check_twin SL TWIN-ARGS...: every destination's path has that SL
   local want=$1; shift
   local out
   out=$(twin "$@" "${dgids[@]}") || fail "twin $*: exit $?: $out"
@@ -145,11 +180,9 @@ for line in sys.argv[2].splitlines():
     assert g["outcome"] == "path" and g["sl"] == int(sys.argv[1]), g
 PY
 }
-check_twin 3 --service-id 0x1060CBC
 check_twin 5 --service-id 0x1064E51
-check_twin 4 --service-id 0x106C350 --qos-class 4
 check_twin 0 --service-id 0x106C350 --qos-class 0
-pass "kernel twin (rdma_cm): SL 3, 5, 4 and 0 as the policy gives them"
+pass "kernel twin (rdma_cm): NFS/RDMA SL 5; an ephemeral port with ToS 0 the default SL"
 
 # --- an SM restart: the kept-apart paths are renewed and still carry the policy's SL
 "$LAB" sm --name "$name" restart >/dev/null
