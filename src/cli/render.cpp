@@ -131,6 +131,7 @@ const std::map<std::string, Metric>& metric_catalog() {
       {"server.connections_total", {"ibat_connections_accepted_total", "counter", "Native protocol connections accepted."}},
       {"server.protocol_errors", {"ibat_protocol_errors_total", "counter", "Connections closed for a malformed frame."}},
       {"server.slow_clients", {"ibat_slow_clients_total", "counter", "Connections closed because their unread replies overflowed."}},
+      {"server.cut_over_ceiling", {"ibat_cut_over_ceiling_total", "counter", "Connections (either socket) closed because they held the most unread replies when the daemon's total passed max_queued_bytes_total."}},
       {"server.denied", {"ibat_denied_requests_total", "counter", "Privileged requests refused."}},
       {"server.connections_refused", {"ibat_connections_refused_total", "counter", "Native protocol connections closed at once: max_connections were open."}},
       {"server.acm_requests", {"ibat_acm_requests_total", "counter", "Requests on the ACM socket."}},

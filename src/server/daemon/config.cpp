@@ -177,6 +177,8 @@ const std::vector<KeySpec>& key_specs() {
       int_key("server", "max_queued_bytes_per_connection",
               [](DaemonConfig& c) -> FieldPtr { return &c.server.max_queued_bytes_per_connection; }, 1 << 17,
               1 << 30),
+      int_key("server", "max_queued_bytes_total",
+              [](DaemonConfig& c) -> FieldPtr { return &c.server.max_queued_bytes_total; }, 1 << 20, 0xFFFF'FFFFLL),
       bool_key("server", "shared_table", [](DaemonConfig& c) -> FieldPtr { return &c.server.shared_table; }, false),
       int_key("server", "busy_poll_us", [](DaemonConfig& c) -> FieldPtr { return &c.server.busy_poll_us; }, 0, 1000),
       // [snapshot]

@@ -25,6 +25,9 @@ struct ServerOptions {
   std::uint32_t max_connections = 1024;
   std::uint32_t max_outstanding_per_connection = 1024;
   std::uint32_t max_queued_bytes_per_connection = 4u << 20;  // unsent replies; beyond: disconnect
+  // Unsent replies of every connection of both sockets together; beyond: the one holding the most
+  // is cut. A fixed size, not a share of the host: 64 connections at their own cap.
+  std::uint32_t max_queued_bytes_total = 256u << 20;
   bool shared_table = true;  // publish valid paths in <socket>.table for libibat (docs/shared-table.md)
   // After answering a client that asks again at once, poll this long before sleeping (BusyPoll); 0: off.
   std::uint32_t busy_poll_us = 50;

@@ -73,6 +73,7 @@ json stats_json(const core::Stats& s, const fabric::FabricStats& f, const Server
         {"connections_refused", server.native.refused},
         {"protocol_errors", server.protocol_errors},
         {"slow_clients", server.native.slow_clients},
+        {"cut_over_ceiling", server.native.cut_over_ceiling + server.acm.cut_over_ceiling},
         {"denied", server.denied},
         {"acm_connections", server.acm.connections},
         {"acm_connections_total", server.acm.connections_total},

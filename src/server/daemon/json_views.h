@@ -23,6 +23,8 @@ struct SocketCounters {
   std::uint64_t slow_clients = 0;       // closed because their reply queue overflowed
   std::uint64_t reads = 0;               // socket reads that brought bytes (one batch of frames each)
   std::uint64_t writes = 0;              // socket writes started (one batch of replies each)
+  std::uint64_t cut_over_ceiling = 0;    // closed: held the most unread replies when the daemon's
+                                         // total passed server.max_queued_bytes_total
 };
 
 // Counters of the daemon's sockets, reported with the core and fabric ones.

@@ -50,6 +50,7 @@ class NativeServer {
   // starts accepting. Throws std::runtime_error naming the path on failure.
   void listen(const std::string& path, std::uint32_t mode, const NativeLimits& limits);
   void set_limits(const NativeLimits& limits);
+  void set_ceiling(ReplyCeiling* ceiling) { sockets_.set_ceiling(ceiling); }
 
   // Sends `event` to every WATCH stream.
   void publish(const nlohmann::json& event);

@@ -131,6 +131,7 @@ class Service {
   ServerCounters counters_;
   std::optional<gid_t> admin_gid_;
   std::function<bool(const PeerCredentials&)> may_administer_;
+  ReplyCeiling reply_ceiling_;  // both sockets' unread replies: before the servers, which use it
   NativeServer native_;
   std::unique_ptr<AcmServer> acm_;
   std::unique_ptr<kernel::LocalSaResponder> local_sa_;  // the kernel's local SA, where it can run

@@ -42,6 +42,7 @@ void Connection::drain() {
 void Connection::abort() {
   if (closed_) return;
   closed_ = true;
+  if (server_.ceiling_) server_.ceiling_->hold(this, 0);
   on_close();
   asio::error_code ignored;
   socket_.close(ignored);
@@ -75,12 +76,30 @@ bool Connection::over_queue_limit() {
   if (closed_ || cut_off_) return true;
   if (queued_bytes_ <= server_.limits_.max_queued_bytes) return false;
   ++server_.counters_.slow_clients;
-  if (client_log_limiter().allow("slow reader disconnected"))
-    spdlog::warn("{}: disconnecting pid {}: {} reply bytes unread", server_.name_, peer_.pid, queued_bytes_);
+  cut_off("max_queued_bytes_per_connection");
+  return true;
+}
+
+void Connection::cut_off(const char* why) {
+  if (client_log_limiter().allow(std::string("reader disconnected: ") + why))
+    spdlog::warn("{}: disconnecting pid {} uid {}: {} reply bytes unread ({})", server_.name_, peer_.pid, peer_.uid,
+                 queued_bytes_, why);
   cut_off_ = true;
   // Deferred: this may run inside a Resolver completion or a request handler.
   asio::post(socket_.get_executor(), [self = shared_from_this()] { self->abort(); });
-  return true;
+}
+
+bool Connection::report_queued() {
+  ReplyCeiling* ceiling = server_.ceiling_;
+  if (!ceiling || closed_ || cut_off_) return !(closed_ || cut_off_);
+  ceiling->hold(this, queued_bytes_);
+  const Connection* largest = ceiling->take_largest_if_over();
+  if (largest == nullptr) return true;
+  // const only as a key: every holder is a live connection of one of the daemon's sockets.
+  auto* victim = const_cast<Connection*>(largest);
+  ++victim->server_.counters_.cut_over_ceiling;
+  victim->cut_off("max_queued_bytes_total, and it held the most");
+  return victim != this;
 }
 
 bool Connection::can_reply() { return !over_queue_limit(); }
@@ -90,7 +109,7 @@ bool Connection::send(std::vector<std::uint8_t> message) {
     if (over_queue_limit()) return false;
     queued_bytes_ += message.size();
     out_.push_back(std::move(message));
-    return true;
+    return report_queued();
   }
   return send(std::span<const std::uint8_t>(message));
 }
@@ -103,7 +122,7 @@ bool Connection::send(std::span<const std::uint8_t> message) {
     spare_ = {};
   }
   out_.back().insert(out_.back().end(), message.begin(), message.end());
-  return true;
+  return report_queued();
 }
 
 void Connection::flush() {
@@ -137,6 +156,7 @@ void Connection::on_written(asio::error_code ec) {
   writing_active_ = false;
   queued_bytes_ -= writing_.size();
   writing_.clear();
+  report_queued();
   if (closed_) return;
   if (ec) {
     abort();

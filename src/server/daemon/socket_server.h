@@ -23,6 +23,7 @@
 #include "server/daemon/busy_poll.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/peer_credentials.h"
+#include "server/daemon/reply_ceiling.h"
 
 namespace ibat::server {
 
@@ -82,6 +83,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_read(asio::error_code ec, std::size_t n);
   void on_written(asio::error_code ec);
   bool over_queue_limit();
+  // Tells the daemon's ReplyCeiling what this connection holds now, and cuts the connection
+  // holding the most when that puts the daemon over it. False: this one was cut.
+  bool report_queued();
+  void cut_off(const char* why);  // closes soon: the replies queued are dropped
 
   SocketServer& server_;
   asio::local::stream_protocol::socket socket_;
@@ -114,6 +119,8 @@ class SocketServer {
   // starts accepting. Throws std::runtime_error naming the path on failure.
   void listen(const std::string& path, std::uint32_t mode, const SocketLimits& limits);
   void set_limits(const SocketLimits& limits) { limits_ = limits; }
+  // The daemon's ceiling on unread reply bytes, shared with its other socket (none: no ceiling).
+  void set_ceiling(ReplyCeiling* ceiling) { ceiling_ = ceiling; }
 
   // Stops accepting and removes the socket file; every connection flushes what it has queued and
   // closes. `done` runs once all are closed.
@@ -138,6 +145,7 @@ class SocketServer {
   SocketCounters& counters_;
   Factory make_;
   SocketLimits limits_;
+  ReplyCeiling* ceiling_ = nullptr;
   std::string path_;
   std::optional<asio::local::stream_protocol::acceptor> acceptor_;
   // Out of descriptors: no accept is armed until a connection closes (or the timer retries).

@@ -117,6 +117,35 @@ TEST_F(Limits, ClientThatDoesNotReadItsRepliesIsCutOffAndOthersAreServed) {
   EXPECT_EQ(victim.status_of(2), Status::ok);
 }
 
+// Clients that each stay under their own reply cap still meet the daemon's one ceiling across all
+// connections (server.max_queued_bytes_total): the connection holding the most is cut first, and
+// one holding little, and the reading client, keep being served.
+TEST_F(Limits, PastTheDaemonsReplyCeilingTheConnectionHoldingTheMostIsCutFirst) {
+  config_.server.max_queued_bytes_total = 1u << 20;  // the smallest accepted; per connection: 4 MiB
+  start();
+  Client victim(config_.server.socket);
+  warm(victim, 1, gid(0xA), 10);
+
+  std::vector<std::uint8_t> few;
+  for (std::uint32_t id = 0; id < 10; ++id) protocol::append_empty_request(few, id, Op::stats);
+  Client light(config_.server.socket);  // unread for now, but small
+  ASSERT_TRUE(light.send(few));
+
+  Client hog(config_.server.socket);
+  std::vector<std::uint8_t> batch;
+  for (std::uint32_t id = 0; id < 100; ++id) protocol::append_empty_request(batch, id, Op::stats);
+  bool cut_off = false;
+  for (int round = 0; round < 10'000 && !cut_off; ++round) cut_off = !hog.send(batch);
+  EXPECT_TRUE(cut_off) << "1,000,000 unread STATS replies were accepted";
+  EXPECT_TRUE(hog.closed_by_peer());
+  EXPECT_EQ(server_counters().cut_over_ceiling, 1u);
+  EXPECT_EQ(server_counters().slow_clients, 0u);  // it stayed under its own 4 MiB
+
+  for (std::uint32_t id = 0; id < 10; ++id) EXPECT_FALSE(light.body(id).empty()) << id;
+  victim.resolve(2, gid(0xA), /*cache_only=*/true);
+  EXPECT_EQ(victim.status_of(2), Status::ok);
+}
+
 // The ERROR reply to an unknown op passes the same reply-queue cap as every other reply: a client
 // that pipelines unknown ops and never reads is cut off, and the daemon's memory stays bounded
 // (each 12-byte frame would otherwise leave a ~26-byte reply queued).
