@@ -247,12 +247,13 @@ AcmServer::AcmServer(asio::io_context& loop, PortRouter& router, ServerCounters&
 
 AcmServer::~AcmServer() { close(); }
 
-void AcmServer::listen(const std::string& path, std::uint32_t mode, std::uint32_t max_connections) {
-  sockets_.listen(path, mode, SocketLimits{max_connections, kMaxAcmQueuedBytes});
+void AcmServer::listen(const std::string& path, std::uint32_t mode, std::uint32_t max_connections,
+                       std::uint32_t max_connections_per_uid) {
+  sockets_.listen(path, mode, SocketLimits{max_connections, kMaxAcmQueuedBytes, max_connections_per_uid});
 }
 
-void AcmServer::set_max_connections(std::uint32_t max_connections) {
-  sockets_.set_limits(SocketLimits{max_connections, kMaxAcmQueuedBytes});
+void AcmServer::set_max_connections(std::uint32_t max_connections, std::uint32_t max_connections_per_uid) {
+  sockets_.set_limits(SocketLimits{max_connections, kMaxAcmQueuedBytes, max_connections_per_uid});
 }
 
 }  // namespace ibat::server

@@ -28,8 +28,9 @@ class AcmServer {
   AcmServer& operator=(const AcmServer&) = delete;
 
   // Throws std::runtime_error naming the path on failure.
-  void listen(const std::string& path, std::uint32_t mode, std::uint32_t max_connections);
-  void set_max_connections(std::uint32_t max_connections);
+  void listen(const std::string& path, std::uint32_t mode, std::uint32_t max_connections,
+              std::uint32_t max_connections_per_uid);
+  void set_max_connections(std::uint32_t max_connections, std::uint32_t max_connections_per_uid);
   void set_ceiling(ReplyCeiling* ceiling) { sockets_.set_ceiling(ceiling); }
   // Stops accepting, removes the socket file, closes every connection (pending requests cancelled).
   void close() { sockets_.abort_all(); }

@@ -172,6 +172,8 @@ const std::vector<KeySpec>& key_specs() {
                  StringRule::group_name, true),
       int_key("server", "max_connections", [](DaemonConfig& c) -> FieldPtr { return &c.server.max_connections; },
               1, 65'536),
+      int_key("server", "max_connections_per_uid",
+              [](DaemonConfig& c) -> FieldPtr { return &c.server.max_connections_per_uid; }, 1, 65'536),
       int_key("server", "max_outstanding_per_connection",
               [](DaemonConfig& c) -> FieldPtr { return &c.server.max_outstanding_per_connection; }, 1, 1'000'000),
       int_key("server", "max_queued_bytes_per_connection",

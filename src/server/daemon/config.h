@@ -23,6 +23,7 @@ struct ServerOptions {
   std::uint32_t socket_mode = 0666;             // permission bits of both socket files
   std::string admin_group;                      // may NEIGH_ADD/DEL and FLUSH besides root; empty: root only
   std::uint32_t max_connections = 1024;
+  std::uint32_t max_connections_per_uid = 512;  // of one uid, root too: one user never takes them all
   std::uint32_t max_outstanding_per_connection = 1024;
   std::uint32_t max_queued_bytes_per_connection = 4u << 20;  // unsent replies; beyond: disconnect
   // Unsent replies of every connection of both sockets together; beyond: the one holding the most

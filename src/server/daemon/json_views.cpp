@@ -71,6 +71,7 @@ json stats_json(const core::Stats& s, const fabric::FabricStats& f, const Server
        {{"connections", server.native.connections},
         {"connections_total", server.native.connections_total},
         {"connections_refused", server.native.refused},
+        {"connections_refused_per_uid", server.native.refused_per_uid + server.acm.refused_per_uid},
         {"protocol_errors", server.protocol_errors},
         {"slow_clients", server.native.slow_clients},
         {"cut_over_ceiling", server.native.cut_over_ceiling + server.acm.cut_over_ceiling},

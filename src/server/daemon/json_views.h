@@ -20,6 +20,7 @@ struct SocketCounters {
   std::uint64_t connections = 0;        // gauge: connections open
   std::uint64_t connections_total = 0;  // accepted since start
   std::uint64_t refused = 0;            // closed at once: max_connections were open
+  std::uint64_t refused_per_uid = 0;    // closed at once: its uid had max_connections_per_uid open
   std::uint64_t slow_clients = 0;       // closed because their reply queue overflowed
   std::uint64_t reads = 0;               // socket reads that brought bytes (one batch of frames each)
   std::uint64_t writes = 0;              // socket writes started (one batch of replies each)

@@ -294,12 +294,12 @@ NativeServer::~NativeServer() { sockets_.abort_all(); }
 
 void NativeServer::listen(const std::string& path, std::uint32_t mode, const NativeLimits& limits) {
   limits_ = limits;
-  sockets_.listen(path, mode, SocketLimits{limits.max_connections, limits.max_queued_bytes_per_connection});
+  sockets_.listen(path, mode, SocketLimits{limits.max_connections, limits.max_queued_bytes_per_connection, limits.max_connections_per_uid});
 }
 
 void NativeServer::set_limits(const NativeLimits& limits) {
   limits_ = limits;
-  sockets_.set_limits(SocketLimits{limits.max_connections, limits.max_queued_bytes_per_connection});
+  sockets_.set_limits(SocketLimits{limits.max_connections, limits.max_queued_bytes_per_connection, limits.max_connections_per_uid});
 }
 
 void NativeServer::publish(const nlohmann::json& event) {

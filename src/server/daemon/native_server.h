@@ -26,6 +26,7 @@ struct NativeLimits {
   std::uint32_t max_connections = 1024;
   std::uint32_t max_outstanding_per_connection = 1024;
   std::uint32_t max_queued_bytes_per_connection = 4u << 20;
+  std::uint32_t max_connections_per_uid = 512;
 };
 
 // What the server needs from its owner besides the Resolver's gate.

@@ -198,7 +198,8 @@ void Service::start() {
   if (!config_.server.acm_socket.empty()) {
     acm_ = std::make_unique<AcmServer>(loop_, router_, counters_);
     acm_->set_ceiling(&reply_ceiling_);
-    acm_->listen(config_.server.acm_socket, config_.server.socket_mode, config_.server.max_connections);
+    acm_->listen(config_.server.acm_socket, config_.server.socket_mode, config_.server.max_connections,
+                 config_.server.max_connections_per_uid);
     spdlog::info("listening on {} (ACM protocol)", config_.server.acm_socket);
   }
   start_local_sa();
@@ -238,7 +239,7 @@ void Service::start_kernel_neighbours() {
 
 NativeLimits Service::native_limits() const {
   return NativeLimits{config_.server.max_connections, config_.server.max_outstanding_per_connection,
-                      config_.server.max_queued_bytes_per_connection};
+                      config_.server.max_queued_bytes_per_connection, config_.server.max_connections_per_uid};
 }
 
 void Service::open_table() {
@@ -367,6 +368,7 @@ void Service::reload(const DaemonConfig& next) {
   config_.snapshot = next.snapshot;
   config_.server.admin_group = next.server.admin_group;
   config_.server.max_connections = next.server.max_connections;
+  config_.server.max_connections_per_uid = next.server.max_connections_per_uid;
   config_.server.max_outstanding_per_connection = next.server.max_outstanding_per_connection;
   config_.server.max_queued_bytes_per_connection = next.server.max_queued_bytes_per_connection;
   config_.server.max_queued_bytes_total = next.server.max_queued_bytes_total;
@@ -378,7 +380,7 @@ void Service::reload(const DaemonConfig& next) {
   set_log_level(config_.log_level);
   admin_gid_ = resolve_admin_group(config_.server.admin_group);
   native_.set_limits(native_limits());
-  if (acm_) acm_->set_max_connections(config_.server.max_connections);
+  if (acm_) acm_->set_max_connections(config_.server.max_connections, config_.server.max_connections_per_uid);
   snapshot_timer_.cancel();
   schedule_snapshot();
 }

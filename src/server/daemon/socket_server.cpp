@@ -89,9 +89,11 @@ void Connection::cut_off(const char* why) {
   asio::post(socket_.get_executor(), [self = shared_from_this()] { self->abort(); });
 }
 
+// A closed connection may outlive its server (a write's handler holds it): it touches nothing.
 bool Connection::report_queued() {
+  if (closed_ || cut_off_) return false;
   ReplyCeiling* ceiling = server_.ceiling_;
-  if (!ceiling || closed_ || cut_off_) return !(closed_ || cut_off_);
+  if (!ceiling) return true;
   ceiling->hold(this, queued_bytes_);
   const Connection* largest = ceiling->take_largest_if_over();
   if (largest == nullptr) return true;
@@ -156,8 +158,8 @@ void Connection::on_written(asio::error_code ec) {
   writing_active_ = false;
   queued_bytes_ -= writing_.size();
   writing_.clear();
-  report_queued();
   if (closed_) return;
+  report_queued();
   if (ec) {
     abort();
     return;
@@ -196,8 +198,16 @@ void SocketServer::accept() {
       ++counters_.refused;
       if (client_log_limiter().allow("connection refused"))
         spdlog::warn("{}: refusing a connection: {} open (max_connections)", name_, connections_.size());
+    } else if (const uid_t uid = read_peer_credentials(socket.native_handle()).uid;
+               connections_by_uid_[uid] >= limits_.max_connections_per_uid) {
+      ++counters_.refused_per_uid;
+      if (connections_by_uid_[uid] == 0) connections_by_uid_.erase(uid);
+      if (client_log_limiter().allow("connection refused per uid"))
+        spdlog::warn("{}: refusing a connection of uid {}: it has {} open (max_connections_per_uid)", name_, uid,
+                     connections_by_uid_[uid]);
     } else {
       std::shared_ptr<Connection> connection = make_(std::move(socket));
+      ++connections_by_uid_[connection->peer().uid];
       connections_.emplace(connection.get(), connection);
       ++counters_.connections_total;
       counters_.connections = connections_.size();
@@ -228,7 +238,10 @@ void SocketServer::resume_accepting() {
 }
 
 void SocketServer::forget(Connection* connection) {
-  connections_.erase(connection);
+  if (connections_.erase(connection) != 0) {
+    auto it = connections_by_uid_.find(connection->peer().uid);
+    if (it != connections_by_uid_.end() && --it->second == 0) connections_by_uid_.erase(it);
+  }
   counters_.connections = connections_.size();
   resume_accepting();  // its descriptor is free again
   if (connections_.empty() && drained_) {

@@ -30,6 +30,7 @@ namespace ibat::server {
 struct SocketLimits {
   std::uint32_t max_connections = 1024;
   std::size_t max_queued_bytes = 4u << 20;  // unsent reply bytes per connection
+  std::uint32_t max_connections_per_uid = 512;  // of one peer uid (root included) at once
 };
 
 // How a protocol reads and writes its stream.
@@ -79,6 +80,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   SocketServer& socket_server() { return server_; }
 
  private:
+  friend class SocketServer;  // counts connections by peer()'s uid
   void read();
   void on_read(asio::error_code ec, std::size_t n);
   void on_written(asio::error_code ec);
@@ -153,6 +155,7 @@ class SocketServer {
   bool paused_ = false;
   bool out_of_descriptors_ = false;  // since the last successful accept: log once per episode
   std::unordered_map<Connection*, std::shared_ptr<Connection>> connections_;
+  std::unordered_map<uid_t, std::uint32_t> connections_by_uid_;  // uids with connections open
   std::function<void()> drained_;
 };
 

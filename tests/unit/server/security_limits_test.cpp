@@ -197,6 +197,33 @@ TEST_F(Limits, ConnectionsBeyondMaxConnectionsAreClosedAtOnce) {
   EXPECT_FALSE(clients.back()->body(8).empty());
 }
 
+// One user (here the test's uid) cannot take more than max_connections_per_uid connections, though
+// max_connections would allow more: the rest stay for other users.
+TEST_F(Limits, ConnectionsOfOneUidBeyondItsShareAreClosedAtOnce) {
+  config_.server.max_connections = 10;
+  config_.server.max_connections_per_uid = 2;
+  start();
+  std::vector<std::unique_ptr<Client>> clients;
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    clients.push_back(std::make_unique<Client>(config_.server.socket));
+    clients.back()->request(Op::stats, i);
+    ASSERT_FALSE(clients.back()->body(i).empty()) << "connection " << i;
+  }
+  Client extra(config_.server.socket);
+  EXPECT_TRUE(extra.closed_by_peer());
+  EXPECT_EQ(server_counters().connections, 2u);
+  EXPECT_EQ(server_counters().connections_refused_per_uid, 1u);
+  EXPECT_EQ(server_counters().connections_refused, 0u);
+
+  clients.front().reset();  // its share frees up once the daemon sees the close
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (server_counters().connections != 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(server_counters().connections, 1u);
+  Client late(config_.server.socket);
+  late.request(Op::stats, 7);
+  EXPECT_FALSE(late.body(7).empty());
+}
+
 // Counts the daemon's log lines that contain `needle`, and lets a test wait for the first.
 class CountingSink : public spdlog::sinks::base_sink<std::mutex> {
  public:
