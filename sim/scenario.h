@@ -68,9 +68,9 @@ struct Scenario {
   // or Policy::expected_subnet_ports (which the run sets), so that its first table takes its place
   // in the subnet's spread (Policy::table_spread_paths_per_s); no snapshot's entries are loaded.
   bool known_subnet = false;
-  // The ServiceID each connect carries, as rdma_cm's do: none (IPoIB-like), per_process (each
-  // destination rank's own ephemeral TCP port, which no QoS range names), or storage (iSER's,
-  // which the default Policy::qos_service_ids keeps apart).
+  // The ServiceID each connect carries, as rdma_cm's do: none (IPoIB-like), per_process (an
+  // ephemeral TCP port for each (destination, rank), which no QoS range names), or storage
+  // (iSER's, which the default Policy::qos_service_ids keeps apart).
   enum class ServiceIds : std::uint8_t { none, per_process, storage };
   ServiceIds service_ids = ServiceIds::none;
   // churn and sm-restart: steady traffic until `duration_s`; idle: the run's length.

@@ -371,11 +371,12 @@ void Simulator::issue(std::uint32_t n, std::uint32_t dest, std::uint32_t weight,
   core::ResolveRequest request;
   request.target = gid_of(dest);
   request.timeout = sc_.request_timeout;
-  // rdma_cm's ServiceID: TCP port space << 16 + the destination's port (an ephemeral one per rank).
-  constexpr std::uint64_t kTcpPortSpace = 0x0106'0000, kIser = kTcpPortSpace + 3260, kEphemeralBase = 32768;
-  if (sc_.service_ids == Scenario::ServiceIds::storage) request.service_id = kIser;
+  // rdma_cm's ServiceIDs: iSER's port, or an ephemeral port (32768 on) for each (destination, rank).
+  constexpr std::uint16_t kIserPort = 3260, kEphemeralBase = 32768, kEphemeralPorts = 28'000;
+  if (sc_.service_ids == Scenario::ServiceIds::storage) request.service_id = core::rdma_cm_tcp_service_id(kIserPort);
   if (sc_.service_ids == Scenario::ServiceIds::per_process)
-    request.service_id = kTcpPortSpace + kEphemeralBase + (std::uint64_t{dest} * sc_.ranks + rank % sc_.ranks) % 28'000;
+    request.service_id = core::rdma_cm_tcp_service_id(static_cast<std::uint16_t>(
+        kEphemeralBase + (std::uint64_t{dest} * sc_.ranks + rank % sc_.ranks) % kEphemeralPorts));
   node.resolver->resolve(request, [this, n, slot](core::RequestId, const core::ResolveResult& r) {
     complete(n, slot, r.error, r.path.dlid);
   });

@@ -42,7 +42,7 @@ std::optional<core::ResolveRequest> to_request(const ibat_target& target, const 
   constexpr std::uint32_t known = IBAT_RESOLVE_CACHE_ONLY | IBAT_RESOLVE_FORCE_SA | IBAT_RESOLVE_SGID | IBAT_RESOLVE_PKEY |
                                    IBAT_RESOLVE_SERVICE_ID | IBAT_RESOLVE_QOS_CLASS | IBAT_RESOLVE_TCLASS;
   if (opts->flags & ~known) return std::nullopt;
-  if ((opts->flags & IBAT_RESOLVE_QOS_CLASS) && opts->qos_class > 0xFFF) return std::nullopt;
+  if ((opts->flags & IBAT_RESOLVE_QOS_CLASS) && opts->qos_class > core::kMaxQosClass) return std::nullopt;
   if (opts->flags & IBAT_RESOLVE_SERVICE_ID)
     req.service_id = std::uint64_t{opts->service_id_hi} << 32 | opts->service_id_lo;
   if (opts->flags & IBAT_RESOLVE_QOS_CLASS) req.qos_class = opts->qos_class;

@@ -65,7 +65,7 @@ std::string Policy::validate() const {
     if (r.lo > r.hi) return "qos_service_ids: range " + to_string(r, true) + " ends before it starts";
   }
   for (const IdRange& r : qos_classes) {
-    if (r.lo > r.hi || r.hi > 0xFFF)
+    if (r.lo > r.hi || r.hi > kMaxQosClass)
       return "qos_classes: " + to_string(r, false) + " is not a range of 12-bit QoS classes (0-4095)";
   }
   return {};

@@ -8,9 +8,6 @@
 namespace ibat::core {
 namespace {
 
-// rdma_cm's ServiceID: the port space << 16 + the port (rdma_get_service_id); TCP is 0x0106.
-constexpr std::uint64_t kTcpPortSpace = 0x0106'0000;
-
 struct NamedRange {
   std::string_view name;
   IdRange range;
@@ -18,9 +15,9 @@ struct NamedRange {
 // OpenSM 3.3's qos-ulps keywords (osm_qos_parser.y) and NFS/RDMA, which has none.
 constexpr NamedRange kUlps[] = {
     {"sdp", {0x10000, 0x1FFFF}},
-    {"rds", {kTcpPortSpace + 18634, kTcpPortSpace + 18634}},
-    {"iser", {kTcpPortSpace + 3260, kTcpPortSpace + 3260}},
-    {"nfs-rdma", {kTcpPortSpace + 20049, kTcpPortSpace + 20049}},
+    {"rds", {rdma_cm_tcp_service_id(18634), rdma_cm_tcp_service_id(18634)}},
+    {"iser", {rdma_cm_tcp_service_id(3260), rdma_cm_tcp_service_id(3260)}},
+    {"nfs-rdma", {rdma_cm_tcp_service_id(20049), rdma_cm_tcp_service_id(20049)}},
 };
 
 std::optional<std::uint64_t> parse_number(std::string_view text) {
@@ -56,7 +53,7 @@ std::optional<IdRange> parse_service_ids(std::string_view text) {
   return parse_range(text, UINT64_MAX);
 }
 
-std::optional<IdRange> parse_qos_classes(std::string_view text) { return parse_range(text, 0xFFF); }
+std::optional<IdRange> parse_qos_classes(std::string_view text) { return parse_range(text, kMaxQosClass); }
 
 std::string to_string(const IdRange& range, bool hex) {
   char buf[48];

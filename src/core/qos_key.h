@@ -14,6 +14,13 @@
 
 namespace ibat::core {
 
+// The largest QoS class: the PathRecord's field is 12 bits.
+inline constexpr std::uint16_t kMaxQosClass = 0xFFF;
+
+// rdma_cm's ServiceID of a listener on a TCP-space port (rdma_get_service_id: port space << 16 +
+// port, the TCP port space being 0x0106).
+constexpr std::uint64_t rdma_cm_tcp_service_id(std::uint16_t port) { return 0x0106'0000ULL + port; }
+
 // An inclusive range of ServiceIDs or QoS classes.
 struct IdRange {
   std::uint64_t lo = 0;

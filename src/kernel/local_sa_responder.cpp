@@ -183,9 +183,9 @@ void LocalSaResponder::on_resolve(const MessageId& id, const ResolveQuery& query
       return;
     }
     core::PathRecord path = result.path;
-    // What the kernel constrained comes back as it asked (an SA answers with the same values).
+    // What the kernel constrained comes back as it asked (an SA answers with the same values); the
+    // Resolver echoes the TClass itself.
     if (query.service_id) path.service_id = *query.service_id;
-    if (query.tclass) path.tclass = *query.tclass;
     if (query.qos_class) path.qos_class = *query.qos_class;
     ++stats_.answered;
     reply(to, encode_path_reply(id, port_id_, query.path_use, path), received);

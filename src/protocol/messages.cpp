@@ -154,9 +154,9 @@ Decoded<core::ResolveRequest> decode_resolve_request(Bytes payload) {
     const std::uint16_t qos_class = r.u16();
     const std::uint8_t tclass = r.u8();
     const std::uint8_t reserved = r.u8();
-    if (qos_class > 0xFFF || reserved != 0)
+    if (qos_class > core::kMaxQosClass || reserved != 0)
       return Decoded<core::ResolveRequest>::failure(
-          qos_class > 0xFFF ? "RESOLVE qos_class " + std::to_string(qos_class) + " is not 12 bits (0-4095)"
+          qos_class > core::kMaxQosClass ? "RESOLVE qos_class " + std::to_string(qos_class) + " is not 12 bits (0-4095)"
                             : "RESOLVE QoS trailer byte 11 is reserved and must be zero");
     if (flags & kResolveServiceId) req.service_id = service_id;
     if (flags & kResolveQosClass) req.qos_class = qos_class;

@@ -140,7 +140,8 @@ const std::vector<KeySpec>& key_specs() {
       // An IdRange list: hex (ServiceIDs) or decimal (QoS classes) tells the two apart.
       int_key("policy", "qos_service_ids", [](DaemonConfig& c) -> FieldPtr { return &c.policy.qos_service_ids; },
               0, 0, true, IntFormat::hex),
-      int_key("policy", "qos_classes", [](DaemonConfig& c) -> FieldPtr { return &c.policy.qos_classes; }, 0, 0xFFF),
+      int_key("policy", "qos_classes", [](DaemonConfig& c) -> FieldPtr { return &c.policy.qos_classes; }, 0,
+              core::kMaxQosClass),
       // [fabric]: the port is opened once, changes need a restart
       string_key("fabric", "ca", [](DaemonConfig& c) -> FieldPtr { return &c.fabric.ca; },
                  StringRule::device_name, false),
@@ -433,7 +434,7 @@ bool apply_value(const KeySpec& k, const toml::node& node, DaemonConfig& config)
               range = k.format == IntFormat::hex ? core::parse_service_ids(text) : core::parse_qos_classes(text);
             } else if (item.is_integer() && item.as_integer()->get() >= 0) {
               const auto v = static_cast<std::uint64_t>(item.as_integer()->get());
-              if (k.format == IntFormat::hex || v <= 0xFFF) range = core::IdRange{v, v};
+              if (k.format == IntFormat::hex || v <= static_cast<std::uint64_t>(k.int_hi)) range = core::IdRange{v, v};
             }
             if (!range) return false;
             ranges.push_back(*range);

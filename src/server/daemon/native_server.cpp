@@ -292,14 +292,22 @@ NativeServer::NativeServer(asio::io_context& loop, PortRouter& router, NativeHoo
 
 NativeServer::~NativeServer() { sockets_.abort_all(); }
 
+namespace {
+
+SocketLimits socket_limits(const NativeLimits& limits) {
+  return {limits.max_connections, limits.max_queued_bytes_per_connection, limits.max_connections_per_uid};
+}
+
+}  // namespace
+
 void NativeServer::listen(const std::string& path, std::uint32_t mode, const NativeLimits& limits) {
   limits_ = limits;
-  sockets_.listen(path, mode, SocketLimits{limits.max_connections, limits.max_queued_bytes_per_connection, limits.max_connections_per_uid});
+  sockets_.listen(path, mode, socket_limits(limits));
 }
 
 void NativeServer::set_limits(const NativeLimits& limits) {
   limits_ = limits;
-  sockets_.set_limits(SocketLimits{limits.max_connections, limits.max_queued_bytes_per_connection, limits.max_connections_per_uid});
+  sockets_.set_limits(socket_limits(limits));
 }
 
 void NativeServer::publish(const nlohmann::json& event) {

@@ -198,13 +198,12 @@ void SocketServer::accept() {
       ++counters_.refused;
       if (client_log_limiter().allow("connection refused"))
         spdlog::warn("{}: refusing a connection: {} open (max_connections)", name_, connections_.size());
-    } else if (const uid_t uid = read_peer_credentials(socket.native_handle()).uid;
-               connections_by_uid_[uid] >= limits_.max_connections_per_uid) {
+    } else if (const auto of_uid = connections_by_uid_.find(read_peer_credentials(socket.native_handle()).uid);
+               of_uid != connections_by_uid_.end() && of_uid->second >= limits_.max_connections_per_uid) {
       ++counters_.refused_per_uid;
-      if (connections_by_uid_[uid] == 0) connections_by_uid_.erase(uid);
       if (client_log_limiter().allow("connection refused per uid"))
-        spdlog::warn("{}: refusing a connection of uid {}: it has {} open (max_connections_per_uid)", name_, uid,
-                     connections_by_uid_[uid]);
+        spdlog::warn("{}: refusing a connection of uid {}: it has {} open (max_connections_per_uid)", name_,
+                     of_uid->first, of_uid->second);
     } else {
       std::shared_ptr<Connection> connection = make_(std::move(socket));
       ++connections_by_uid_[connection->peer().uid];

@@ -18,7 +18,27 @@ namespace {
 using protocol::Op;
 using protocol::Status;
 
-class Limits : public DaemonTest {};
+class Limits : public DaemonTest {
+ protected:
+  // n connections, each answered a STATS; fewer if one was not (the test then fails on the size).
+  std::vector<std::unique_ptr<Client>> open_answered(std::uint32_t n) {
+    std::vector<std::unique_ptr<Client>> clients;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      auto client = std::make_unique<Client>(config_.server.socket);
+      client->request(Op::stats, i);
+      if (client->body(i).empty()) break;
+      clients.push_back(std::move(client));
+    }
+    return clients;
+  }
+  // The daemon's count of open native connections once it is `n`, or after 5 s: it sees a
+  // client's close on a later turn of its loop.
+  std::uint64_t wait_connections(std::uint64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (server_counters().connections != n && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    return server_counters().connections;
+  }
+};
 
 // The fake SA leaves the floods unanswered, which the SaPacer rightly reads as an SA that does not
 // keep up and shrinks its window to; these tests count the server's caps, so the window is off.
@@ -176,20 +196,14 @@ TEST_F(Limits, UnknownOpFloodFromAClientThatDoesNotReadIsCutOff) {
 TEST_F(Limits, ConnectionsBeyondMaxConnectionsAreClosedAtOnce) {
   config_.server.max_connections = 3;
   start();
-  std::vector<std::unique_ptr<Client>> clients;
-  for (std::uint32_t i = 0; i < 3; ++i) {
-    clients.push_back(std::make_unique<Client>(config_.server.socket));
-    clients.back()->request(Op::stats, i);
-    ASSERT_FALSE(clients.back()->body(i).empty()) << "connection " << i;
-  }
+  std::vector<std::unique_ptr<Client>> clients = open_answered(3);
+  ASSERT_EQ(clients.size(), 3u);
   Client extra(config_.server.socket);  // the kernel accepts it; the daemon closes it
   EXPECT_TRUE(extra.closed_by_peer());
   EXPECT_EQ(server_counters().connections, 3u);
 
   clients.front().reset();  // a slot frees up once the daemon sees the close
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (server_counters().connections != 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  ASSERT_EQ(server_counters().connections, 2u);
+  ASSERT_EQ(wait_connections(2), 2u);
   Client late(config_.server.socket);
   late.request(Op::stats, 7);
   EXPECT_FALSE(late.body(7).empty());
@@ -203,12 +217,8 @@ TEST_F(Limits, ConnectionsOfOneUidBeyondItsShareAreClosedAtOnce) {
   config_.server.max_connections = 10;
   config_.server.max_connections_per_uid = 2;
   start();
-  std::vector<std::unique_ptr<Client>> clients;
-  for (std::uint32_t i = 0; i < 2; ++i) {
-    clients.push_back(std::make_unique<Client>(config_.server.socket));
-    clients.back()->request(Op::stats, i);
-    ASSERT_FALSE(clients.back()->body(i).empty()) << "connection " << i;
-  }
+  std::vector<std::unique_ptr<Client>> clients = open_answered(2);
+  ASSERT_EQ(clients.size(), 2u);
   Client extra(config_.server.socket);
   EXPECT_TRUE(extra.closed_by_peer());
   EXPECT_EQ(server_counters().connections, 2u);
@@ -216,9 +226,7 @@ TEST_F(Limits, ConnectionsOfOneUidBeyondItsShareAreClosedAtOnce) {
   EXPECT_EQ(server_counters().connections_refused, 0u);
 
   clients.front().reset();  // its share frees up once the daemon sees the close
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (server_counters().connections != 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  ASSERT_EQ(server_counters().connections, 1u);
+  ASSERT_EQ(wait_connections(1), 1u);
   Client late(config_.server.socket);
   late.request(Op::stats, 7);
   EXPECT_FALSE(late.body(7).empty());
