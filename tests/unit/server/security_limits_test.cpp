@@ -31,12 +31,12 @@ class Limits : public DaemonTest {
     }
     return clients;
   }
-  // The daemon's count of open native connections once it is `n`, or after 5 s: it sees a
-  // client's close on a later turn of its loop.
-  std::uint64_t wait_connections(std::uint64_t n) {
+  // The daemon's count of open connections (`connections` of the native socket, `acm_connections`
+  // of the ACM one) once it is `n`, or after 5 s: it sees a client's close on a later turn of its loop.
+  std::uint64_t wait_connections(std::uint64_t n, std::uint64_t ServerStats::*open = &ServerStats::connections) {
     const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (server_counters().connections != n && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-    return server_counters().connections;
+    while (server_counters().*open != n && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    return server_counters().*open;
   }
 };
 
@@ -393,11 +393,7 @@ TEST_F(Limits, AcmConnectionsBeyondMaxConnectionsAreRefusedAndCounted) {
   EXPECT_EQ(server_counters().connections_refused, 0u);
 
   clients.front().reset();  // a slot frees up once the daemon sees the close
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (server_counters().acm_connections != 1 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::yield();
-  }
-  ASSERT_EQ(server_counters().acm_connections, 1u);
+  ASSERT_EQ(wait_connections(1, &ServerStats::acm_connections), 1u);
   Client late(config_.server.acm_socket);
   EXPECT_EQ(acm_perf_status(late, 7), 0u);
   EXPECT_EQ(acm_perf_status(*clients.back(), 8), 0u);  // the one already in was never disturbed
