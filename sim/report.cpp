@@ -39,6 +39,7 @@ nlohmann::json figures_json(const RunResult& r) {
       {"resolve_max_ms", r.resolve_max_ms},
       {"completion_s", r.completion_s},
       {"resolver_sa_queries", r.resolver_sa_queries},
+      {"table_probes", r.table_probes},
       {"cache_hits", r.cache_hits},
       {"stale_hits", r.stale_hits},
       {"stale_holds", r.stale_holds},

@@ -118,6 +118,7 @@ struct RunResult {
   double resolve_max_ms = 0;
   double completion_s = 0;         // virtual time of the last completion
   std::uint64_t resolver_sa_queries = 0;  // sum of Resolver stats (0 for per-process)
+  std::uint64_t table_probes = 0;  // the table gates' probes, each a GET (sum of Resolver stats)
   std::uint64_t cache_hits = 0;
   std::uint64_t stale_hits = 0;
   std::uint64_t stale_holds = 0;      // held for the fresh answer: the node's own LID moved

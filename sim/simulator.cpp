@@ -49,6 +49,10 @@ core::Lid Simulator::lid_of(std::uint32_t node) const {
 }
 
 void Simulator::NodeSink::send_path_query(const core::PathQuery& query) {
+  if (sim_.before_run_) {  // the table gate's probe of a daemon running at time 0: see answer_table_before_run
+    sim_.nodes_[node_].probe_before_run = query.id;
+    return;
+  }
   std::uint32_t dest = UINT32_MAX;
   if (query.dgid) {
     dest = node_of(*query.dgid);
@@ -132,7 +136,7 @@ Simulator::Simulator(const Scenario& scenario)
     node.resolver = std::make_unique<core::Resolver>(sc_.policy, clock_, *node.sink, sc_.seed + n);
     if (daemons_start(sc_)) continue;  // its port comes up at its start
     node.resolver->on_local_port(core::LocalPort{gid_of(n), lid_of(n), lid_of(0), true});
-    node.resolver->tick();  // the Resolver sends its table from tick()
+    node.resolver->tick();  // the Resolver probes the SA, then sends its table, from tick()
     answer_table_before_run(n);
   }
   before_run_ = false;

@@ -57,6 +57,7 @@ class Simulator {
     void cancel_query(core::QueryId id) override;
     bool send_table_query(const core::TableQuery& query) override;
     bool send_size_query(const core::SubnetSizeQuery& query) override;
+    bool send_probe(const core::PathQuery& query) override;
 
    private:
     Simulator& sim_;
@@ -125,6 +126,7 @@ class Simulator {
     std::uint64_t sm_generation = 0;
     std::uint64_t sa_answers = 0;     // PathRecord GETs and GetTables answered
     core::QueryId table_before_run = 0;  // daemons running at time 0: the table they already had
+    core::QueryId probe_before_run = 0;  // ... and the table gate's probe that let it go
     std::optional<PendingSize> size;  // its size query in flight
     std::uint64_t sizes_sent = 0;
     std::uint32_t old_paths = 0;      // --lid-change: its paths still on an old DLID

@@ -27,6 +27,7 @@ void subtract_counters(RunResult& r, const RunResult& before) {
   r.failures -= before.failures;
   r.stale_lid_served -= before.stale_lid_served;
   r.resolver_sa_queries -= before.resolver_sa_queries;
+  r.table_probes -= before.table_probes;
   r.cache_hits -= before.cache_hits;
   r.stale_hits -= before.stale_hits;
   r.stale_holds -= before.stale_holds;
@@ -75,6 +76,7 @@ RunResult Simulator::figures(std::int64_t from_ns, const RunResult* before) cons
     if (!node.resolver) continue;
     const core::Stats st = node.resolver->stats();
     r.resolver_sa_queries += st.sa_queries;
+    r.table_probes += st.sa_probes;
     r.cache_hits += st.cache_hits;
     r.stale_hits += st.stale_hits;
     r.stale_holds += st.stale_holds;

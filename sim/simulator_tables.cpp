@@ -28,6 +28,10 @@ namespace ibat::sim {
 
 bool Simulator::NodeSink::send_table_query(const core::TableQuery& query) { return sim_.send_table(node_, query); }
 bool Simulator::NodeSink::send_size_query(const core::SubnetSizeQuery& query) { return sim_.send_size(node_, query); }
+bool Simulator::NodeSink::send_probe(const core::PathQuery& query) {  // a GET, at a GET's cost
+  send_path_query(query);
+  return true;
+}
 
 std::uint64_t Simulator::sa_answers_of(std::uint32_t n) const {
   return nodes_[n].sa_answers + monitor_.broadcast_answers(n);
@@ -121,6 +125,10 @@ void Simulator::table_part_done(std::uint32_t n, std::uint64_t table, TablePart 
 
 void Simulator::answer_table_before_run(std::uint32_t n) {
   Node& node = nodes_[n];
+  if (node.probe_before_run != 0) {  // its table gate's probe found the SA idle
+    node.resolver->on_query_result(std::exchange(node.probe_before_run, 0), {core::Error::ok, path_between(n, n)});
+    node.resolver->tick();
+  }
   if (node.table_before_run == 0) return;
   ++tables_before_run_;
   node.resolver->on_table_result(std::exchange(node.table_before_run, 0), subnet_table(n));

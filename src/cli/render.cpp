@@ -103,6 +103,7 @@ const std::map<std::string, Metric>& metric_catalog() {
       {"sa_tables", {"ibat_sa_tables_total", "counter", "Subnet PathRecord GetTables sent (prefetch, revalidation after an SM or LID change)."}},
       {"sa_tables_answered", {"ibat_sa_tables_answered_total", "counter", "Subnet GetTables answered and read."}},
       {"sa_tables_failed", {"ibat_sa_tables_failed_total", "counter", "Subnet GetTables refused or unanswered: their paths asked by GET."}},
+      {"sa_probes", {"ibat_sa_probes_total", "counter", "GETs probing the SA's queue before a subnet GetTable (the table goes once one finds it short)."}},
       {"table_paths", {"ibat_table_paths_total", "counter", "Cache entries a subnet GetTable filled in or refreshed."}},
       {"table_skipped", {"ibat_table_paths_skipped_total", "counter", "GetTable paths left out: the cache was full, or the path not servable."}},
       {"failures", {"ibat_resolve_failures_total", "counter", "Resolves that completed with an error, by reason."}},

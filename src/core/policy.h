@@ -44,10 +44,10 @@ struct Policy {
   Duration provisional_ttl = 30s;       // how long an ARP-built path may be served without an SA answer
   Pkey default_pkey{0xFFFF};
   Prefetch prefetch = Prefetch::subnet;  // one GetTable per (port, SM): the subnet on default_pkey
-  // The SA's path rate the subnet's GetTables are spread by (docs/design.md, "Prefetch"): a table
-  // of a subnet of n end ports (known from the last table or the warm cache) goes at a random time
-  // in the first n^2 / rate - 2 s after it is wanted, so that n hosts asking n paths each reach the
-  // SA no faster than it computes them. 0: every table at once.
+  // An SA path rate the GETs around the subnet's GetTables are paced by (docs/design.md,
+  // "Prefetch"): while a table is awaited, the GETs of requests that cannot wait for it (the late
+  // share), and after a LID move the subnet's window for renewing the paths in use. The tables
+  // themselves go by the table gate (core/table_gate.h), not by this rate. 0: neither is paced.
   double table_spread_paths_per_s = 250'000.0;
   // The subnet's end ports as the operator knows them, for a port that has not yet learnt them
   // from a table or a warm cache (a diskless host's first start): 0, unknown, asks at once.

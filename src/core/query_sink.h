@@ -75,6 +75,11 @@ class QuerySink {
   // Send the size query; the owner must later call Resolver::on_subnet_size(query.id, ...) exactly
   // once. False: this sink cannot ask it (no tables, no SA known yet): the table goes unspread.
   virtual bool send_size_query(const SubnetSizeQuery& /*query*/) { return false; }
+  // Send the table gate's probe (core/table_gate.h), a GET of the port's path to itself whose round
+  // trip shows the SA's queue; the owner must later call Resolver::on_query_result(query.id, ...)
+  // exactly once, never from within this call, unless the Resolver cancels it. False: this sink
+  // cannot probe (no SA known yet, or a test's fake): the table goes as if the queue were empty.
+  virtual bool send_probe(const PathQuery& /*query*/) { return false; }
 };
 
 }  // namespace ibat::core

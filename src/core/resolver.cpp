@@ -8,7 +8,8 @@ namespace ibat::core {
 
 Resolver::Impl::Impl(const Policy& p, const Clock& c, QuerySink& s, std::uint64_t seed)
     : policy(p), clock(c), sink(s), prng(seed),
-      admission(p, c.now(), seed ^ 0x5A9ACE5EEDULL), subnet_size(p.expected_subnet_ports) {}
+      admission(p, c.now(), seed ^ 0x5A9ACE5EEDULL), table_gate(seed ^ 0x7AB1E6A7EULL),
+      subnet_size(p.expected_subnet_ports) {}
 
 Resolver::Resolver(const Policy& policy, const Clock& clock, QuerySink& sink, std::uint64_t seed)
     : impl_(std::make_unique<Impl>(policy, clock, sink, seed)) {}
@@ -70,7 +71,7 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
     else if (m.in_use_first) consider(m.now());
   }
   if (!m.in_use_aside.empty()) consider(m.awaiting_table() ? m.in_use_release_at() : m.now());
-  if (m.table_ready()) consider(std::max(m.table_due(), m.now()));
+  if (auto t = m.table_wakeup()) consider(*t);
   // The wake-up of the first non-empty queue in the order waited, background, late (outdated
   // items make it at worst a tick too early). pump() tries late before background: while both
   // are queued a late GET outside the pacer may go later than it could (kept as it was).

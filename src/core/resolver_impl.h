@@ -20,6 +20,7 @@
 #include "core/path_cache.h"
 #include "core/resolver.h"
 #include "core/sa_admission.h"
+#include "core/table_gate.h"
 
 namespace ibat::core {
 
@@ -138,7 +139,9 @@ struct Resolver::Impl {
   void destroy_job(JobId id);
   bool abandoned(const Job& job) const { return job.waiters.empty() && !job.for_cache; }
   void drop_if_abandoned(JobId id);  // a query nobody waits for any more is not sent
-  void enqueue(JobId id, Traffic traffic);
+  // at_head: a retry goes ahead of its queue, where it was when it was sent (its waiters have
+  // waited longest); anything else joins the back.
+  void enqueue(JobId id, Traffic traffic, bool at_head = false);
   void enqueue(JobId id, bool urgent) { enqueue(id, urgent ? Traffic::waited : Traffic::background); }
   void enqueue_for_cache(const JobKey& key);  // a background job (revalidation, prefetch)
   void compact_queue(SendQueue& queue);
@@ -179,29 +182,21 @@ struct Resolver::Impl {
   // The share of the table rate the late GETs of all the hosts still waiting for their tables
   // take when every host is in a job start: kLatePerHost each, within [kLateShare, kLateShareMax].
   double late_share() const;
-  // When the table at place in [0, 1) of the spread goes. While requests wait for our table
-  // (table_contended) the subnet's hosts are taken to be in a job start as we are: the tables
-  // leave the late GETs of the hosts still to come their share and are spread the longer for it.
-  // Without such requests (a power-on, an SM change) the spread is even.
-  Duration spread_offset(double place) const;
   void shorten_table_wait(JobId id, const Pending& p);  // a waiter with an earlier deadline joined
   void release_table_waits();        // the table answered or none comes: the parked jobs go by GET
-  void release_waits_past_table();   // the parked jobs whose wait ends before the table is due go late now
-  bool table_due_after(TimePoint t) const { return table_wanted && table_due() > t; }  // a wait to t is in vain
+  void release_table_waits_late();   // a probe found the SA's queue long: the parked jobs go late
   void apply_table(const std::vector<PathRecord>& paths);
   // A table that would be spread over a subnet of unknown size asks the size first, once.
   bool size_wanted() const { return policy.table_spread_paths_per_s > 0 && subnet_size == 0 && !size_settled; }
   void ask_size();
   // While a GetTable is wanted or in flight, the GET revalidation schedule waits for it.
   bool awaiting_table() const { return table_query != 0 || table_wanted; }
-  // Whether the wanted table can go once due (a usable port with a GID, no size query in flight).
+  // Whether the wanted table can go once the gate opens (a usable port with a GID, no size query in flight).
   bool table_ready() const { return table_wanted && size_query == 0 && port && port_active && !port->gid.is_zero(); }
-  // When the wanted table goes: after its backoff, at its place in the subnet's spread, which
-  // starts after the in-use hold when our LIDs just moved; in a subnet of unknown size (no hold to
-  // go by) no sooner than kHeldFirst after it was wanted while its own GETs renewing paths in use
-  // are open.
-  TimePoint table_due() const;
-  Duration table_spread() const;  // the window the subnet's tables are spread over
+  void send_probe();                   // one GET of our path to ourselves: the SA's queue now
+  void cancel_probe();
+  std::optional<TimePoint> table_wakeup() const;  // when send_table has something to do
+  Duration table_spread() const;  // the subnet's tables at the assumed SA rate (late_gap only)
   Duration in_use_window() const;      // after a LID move: the subnet's GETs for its paths in use
   TimePoint in_use_release_at() const;  // this host's place in that window
   Duration in_use_hold() const;        // the tables wait for that window
@@ -224,6 +219,7 @@ struct Resolver::Impl {
   PathCache cache;
   NeighbourTable neighbours;
   SaAdmission admission;
+  TableGate table_gate;
   std::optional<LocalPort> port;  // unknown until the first on_local_port (then assumed usable)
   std::optional<TimePoint> lids_moved_at;  // when our own LID last changed (the SM moved the LIDs)
   bool port_active = true;
@@ -251,7 +247,6 @@ struct Resolver::Impl {
   std::array<SendQueue, kTrafficByPriority.size()> send_queues;  // by Traffic
   SendQueue& send_queue(Traffic t) { return send_queues[static_cast<std::size_t>(t)]; }
   const SendQueue& send_queue(Traffic t) const { return send_queues[static_cast<std::size_t>(t)]; }
-  bool table_contended = false;  // a request waited for the awaited table (late_share)
   std::deque<PathKey> revalidation_schedule;  // most recently used first
   TimePoint next_revalidation{};
 
@@ -259,11 +254,11 @@ struct Resolver::Impl {
   static constexpr QueryId kTableQueryBit = QueryId{1} << 63;
   QueryId next_table = 1;
   QueryId table_query = 0;   // the GetTable in flight, 0 if none
+  QueryId probe_query = 0;   // the table gate's probe in flight, 0 if none (ids from next_table)
   bool table_wanted = false;  // a GetTable is to be sent once the port can (and table_retry_at passed)
   std::uint32_t table_attempts = 0;  // unanswered GetTables since it was wanted
   TimePoint table_retry_at{};
   TimePoint table_wanted_at{};
-  double table_spread_draw = 0;  // in [0, 1): this table's place in the spread window
   std::size_t subnet_size = 0;   // end ports of the subnet as last seen: the last table, the warm cache
   QueryId size_query = 0;        // the SubnetSizeQuery in flight, 0 if none (ids from next_table)
   bool size_settled = false;     // the size was asked and answered, refused or given up: not again
@@ -283,19 +278,14 @@ struct Resolver::Impl {
   // What a request parked for the GetTable keeps for its GET if the table is not in by then: the
   // pacer's pace through a window of them, and a retry. A request allowed less waits for no table.
   static constexpr Duration kTableWaitReserve = std::chrono::seconds(15);
-  // While the tables are spread, the GETs of the requests that could not wait for theirs take at
-  // least this share of the table rate, the subnet's hosts together (late_share); in a job start
-  // the tables leave them that share (spread_offset), so that both together keep OpenSM at the
-  // spread's 250,000 of its 300,000 paths a second.
+  // While the tables are awaited, the GETs of the requests that could not wait for theirs take at
+  // least this share of the table rate, the subnet's hosts together (late_share).
   static constexpr double kLateShare = 0.1;
   // In a job start each host whose table is still to come has a window of connects (64 in the
   // simulator's job) due within their deadline (60 s): it may send this many GETs a second for
   // those, so that a window goes in 43 s; the late share that makes is capped at kLateShareMax.
   static constexpr double kLatePerHost = 1.5;
   static constexpr double kLateShareMax = 0.5;
-  // A table of a subnet of unknown size waits at most this long for its own GETs renewing the
-  // paths in use to be answered (a known size has the in-use hold instead).
-  static constexpr Duration kHeldFirst = std::chrono::seconds(2);
   TableQuery table_sent;      // the question of the one in flight
   TimePoint table_sent_at{};
 

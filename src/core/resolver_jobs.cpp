@@ -52,13 +52,13 @@ void Resolver::Impl::drop_if_abandoned(JobId id) {
   if (it != jobs.end() && abandoned(it->second) && it->second.query == 0) destroy_job(id);
 }
 
-void Resolver::Impl::enqueue(JobId id, Traffic traffic) {
+void Resolver::Impl::enqueue(JobId id, Traffic traffic, bool at_head) {
   Job& job = jobs.at(id);
   job.state = JobState::queued;
   job.traffic = traffic;
   ++job.queue_seq;
   SendQueue& queue = send_queue(traffic);
-  queue.emplace_back(id, job.queue_seq);
+  if (at_head) queue.emplace_front(id, job.queue_seq); else queue.emplace_back(id, job.queue_seq);
   compact_queue(queue);
 }
 
@@ -135,6 +135,12 @@ void Resolver::Impl::send_query(JobId id) {
 
 void Resolver::on_query_result(QueryId query, const QueryResult& result) {
   Impl& m = *impl_;
+  if (query != 0 && query == m.probe_query) {  // the table gate's: the SA's queue, not a path
+    m.probe_query = 0;
+    if (!m.table_gate.on_probe_result(m.now(), result.error == Error::timeout)) m.release_table_waits_late();
+    m.settle();
+    return;
+  }
   auto it = m.inflight.find(query);
   if (it == m.inflight.end()) return;  // late answer to a cancelled or flushed query
   JobId id = it->second;
@@ -259,11 +265,13 @@ void Resolver::Impl::release_retries(TimePoint t) {
     if (it == jobs.end() || it->second.retry_at != at) continue;
     const JobState state = it->second.state;
     if (state != JobState::backoff && state != JobState::table_wait) continue;
-    if (state == JobState::table_wait || (it->second.traffic == Traffic::late && awaiting_table())) {
+    if (state == JobState::table_wait) {
       enqueue_late(id);
       continue;
     }
-    enqueue(id, !it->second.waiters.empty());
+    const bool late = it->second.traffic == Traffic::late && awaiting_table();
+    const bool waited = !it->second.waiters.empty();
+    enqueue(id, late ? Traffic::late : waited ? Traffic::waited : Traffic::background, true);
   }
 }
 
@@ -282,7 +290,7 @@ void Resolver::Impl::mark_renewal(Job& job) {
 // After our LIDs moved, the paths in use carry old LIDs and are held on use. Those a request
 // asks for go by GET at once (wait_on_job); the rest are set aside here, most recently used
 // first, and asked by GET at this host's place in the subnet's window for them (in_use_window),
-// ahead of the GetTable that renews the rest (table_due). Entries no request used (a table's, a
+// ahead of the GetTable that renews the rest (in_use_hold). Entries no request used (a table's, a
 // snapshot's) sit anywhere in the schedule and are passed over; the used ones are in order of
 // use, so the first used a minute ago ends the walk.
 void Resolver::Impl::set_aside_in_use(TimePoint t) {

@@ -8,12 +8,13 @@
 // the SA may be down or in its first sweep, when GETs would fail as well), and one the SA refuses
 // or that still finds no answer leaves everything to GETs.
 //
-// The tables of a whole subnet are spread (table_spread) over a window that grows with its size.
-// A port that knows nothing of its size (a first start with no cache file) asks it first, by a
-// query that computes no path (SubnetSizeQuery), so that a fabric's cold power-on spreads its
-// tables as a warm one does; without an answer its table goes at once.
+// A wanted table goes when the table gate (core/table_gate.h) opens: a probe GET found the SA's
+// queue short. The subnet's first probes are spread over a window that grows with its size; a port
+// that knows nothing of its size (a first start with no cache file) asks it first, by a query that
+// computes no path (SubnetSizeQuery), so that a fabric's cold power-on spreads its probes as a warm
+// one does; without an answer its first probe goes at once. After our LIDs moved, the gate's
+// first probe waits for the subnet's GETs renewing paths in use (in_use_hold).
 #include <algorithm>
-#include <cmath>
 
 #include "core/backoff.h"
 #include "core/resolver_impl.h"
@@ -28,18 +29,14 @@ void Resolver::Impl::want_table() {
   table_attempts = 0;
   table_retry_at = TimePoint{};
   table_wanted_at = now();
-  table_spread_draw = prng.uniform01();
   admission.on_table_wanted();
-  // Requests still waiting from the last table wait on this one: the spread stays as long.
-  table_contended = std::any_of(jobs.begin(), jobs.end(), [](const auto& j) {
-    return j.second.state == JobState::table_wait || j.second.traffic == Traffic::late;
-  });
+  cancel_probe();
+  table_gate.clear();
 }
 
 // Every host of the subnet wants its table at the same SM change: n tables of n paths each, n^2
-// paths of SA work. Spread over n^2 / rate less what the SA may keep queued, they reach it no
-// faster than it computes them. The size is known from the last table or the warm cache; a port
-// that knows nothing of its subnet asks at once.
+// paths of SA work, n^2 / rate less what the SA may keep queued at the assumed rate. Only the late
+// GETs' pace (late_gap) still goes by it; the tables themselves go by the table gate.
 Duration Resolver::Impl::table_spread() const {
   if (policy.table_spread_paths_per_s <= 0 || subnet_size == 0) return Duration::zero();
   const double n = static_cast<double>(subnet_size);
@@ -67,22 +64,52 @@ Duration Resolver::Impl::in_use_hold() const {
   return just_moved ? in_use_window() * 3 / 2 : Duration::zero();
 }
 
-TimePoint Resolver::Impl::table_due() const {
-  TimePoint due = std::max(table_retry_at, table_wanted_at + in_use_hold() + spread_offset(table_spread_draw));
-  if (renewals > 0 && subnet_size == 0) due = std::max(due, table_wanted_at + kHeldFirst);
-  return due;
-}
-
 // From tick() only, never in the middle of an event: the events of one poll (our LID moved, then the
 // SM changed) ask one table between them, not one each.
 void Resolver::Impl::send_table() {
-  if (!table_ready() || now() < table_due()) return;
-  if (size_wanted()) return ask_size();
+  if (!table_ready()) return;
+  if (size_wanted()) {
+    if (now() >= table_retry_at) ask_size();
+    return;
+  }
+  if (!table_gate.wanted()) table_gate.want(now(), subnet_size, std::max(table_retry_at, table_wanted_at + in_use_hold()));
+  if (!table_gate.open()) {
+    if (auto due = table_gate.probe_due(); due && *due <= now()) send_probe();
+    if (!table_gate.open()) return;
+  }
+  table_gate.clear();
   table_wanted = false;
   table_query = kTableQueryBit | next_table++;
   table_sent = TableQuery{.id = table_query, .sgid = port->gid, .pkey = policy.default_pkey};
   table_sent_at = now();
   outbox.emplace_back(table_sent);
+}
+
+// Sent here, not through the outbox: a sink that cannot probe opens the gate at once, and the
+// table goes in the same tick.
+void Resolver::Impl::send_probe() {
+  const PathQuery probe{.id = kTableQueryBit | next_table++, .sgid = port->gid, .dgid = port->gid, .dlid = std::nullopt,
+                        .pkey = policy.default_pkey, .service_id = std::nullopt, .qos_class = std::nullopt};
+  table_gate.on_probe_sent(now());
+  if (sink.send_probe(probe)) {
+    probe_query = probe.id;
+    ++stats.sa_probes;
+  } else {
+    table_gate.on_probe_result(now(), false);
+  }
+}
+
+void Resolver::Impl::cancel_probe() {
+  if (probe_query != 0) outbox.emplace_back(CancelCall{probe_query});
+  probe_query = 0;
+}
+
+std::optional<TimePoint> Resolver::Impl::table_wakeup() const {
+  if (!table_ready()) return std::nullopt;
+  if (size_wanted()) return std::max(table_retry_at, now());
+  if (!table_gate.wanted() || table_gate.open()) return std::max(table_retry_at, now());  // send_table arms it
+  if (auto due = table_gate.probe_due()) return std::max(*due, now());
+  return std::nullopt;
 }
 
 void Resolver::Impl::ask_size() {
@@ -97,13 +124,12 @@ void Resolver::on_subnet_size(QueryId id, const SubnetSizeResult& result) {
   if (result.error == Error::ok) {
     m.subnet_size = std::max(m.subnet_size, result.lids);
     m.size_settled = true;
-    m.release_waits_past_table();  // now spread: some tables come after their requests' wait
   } else if (result.error == Error::timeout && m.size_attempts < m.policy.retry_count) {
     // The SA is down or sweeping: its table would be lost as well. Asked again after a backoff.
     ++m.size_attempts;
     m.table_retry_at = std::max(m.table_retry_at, m.now() + backoff_delay(m.policy, m.size_attempts, m.prng));
   } else {
-    m.size_settled = true;  // the table goes unspread
+    m.size_settled = true;  // the table's probes go unspread
   }
   m.settle();
 }
@@ -126,8 +152,7 @@ bool Resolver::Impl::park_for_table(JobId id, const Pending& p) {
     return false;
   const TimePoint until = p.deadline - kTableWaitReserve;
   if (until <= now()) return false;
-  table_contended = true;
-  if (table_due_after(until)) {  // it would wait in vain: by GET now, at the late pace
+  if (table_gate.held()) {  // a probe found the SA's queue long: by GET now, at the late pace
     enqueue_late(id);
     return true;
   }
@@ -153,20 +178,6 @@ double Resolver::Impl::late_share() const {
   return std::clamp(wanted, kLateShare, kLateShareMax);
 }
 
-// Even, the tables go at the spread's rate. In a job start the late GETs take L = late_share() of
-// it times the part f of the hosts still to come, and the tables the rest: df/dt = -(1 - L f) / S
-// over the even spread S, so the table at place p goes at S ln(1 + L p / (1 - L)) / L, and the
-// last at S ln(1 / (1 - L)) / L (1.24 S at 10,000 end ports, 1.08 S at 4,000).
-Duration Resolver::Impl::spread_offset(double place) const {
-  const double spread = std::chrono::duration<double>(table_spread()).count();
-  double offset = spread * place;
-  if (table_contended) {
-    const double l = late_share();
-    offset = spread * std::log1p(l * place / (1 - l)) / l;
-  }
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(offset));
-}
-
 void Resolver::Impl::shorten_table_wait(JobId id, const Pending& p) {
   Job& job = jobs.at(id);
   const TimePoint until = p.deadline - kTableWaitReserve;
@@ -176,13 +187,13 @@ void Resolver::Impl::shorten_table_wait(JobId id, const Pending& p) {
   retries.emplace(until, id);
 }
 
-void Resolver::Impl::release_waits_past_table() {
-  std::vector<std::pair<TimePoint, JobId>> hopeless;
+void Resolver::Impl::release_table_waits_late() {
+  std::vector<std::pair<TimePoint, JobId>> parked;
   for (const auto& [id, job] : jobs) {
-    if (job.state == JobState::table_wait && table_due_after(job.retry_at)) hopeless.emplace_back(job.retry_at, id);
+    if (job.state == JobState::table_wait) parked.emplace_back(job.retry_at, id);
   }
-  std::sort(hopeless.begin(), hopeless.end());  // the earliest deadline first
-  for (const auto& item : hopeless) enqueue_late(item.second);
+  std::sort(parked.begin(), parked.end());  // the earliest deadline first
+  for (const auto& item : parked) enqueue_late(item.second);
 }
 
 void Resolver::Impl::release_table_waits() {
@@ -195,6 +206,8 @@ void Resolver::Impl::drop_table() {
   if (table_query != 0) outbox.emplace_back(CancelCall{table_query});
   table_query = 0;
   table_wanted = false;
+  cancel_probe();
+  table_gate.clear();
   resume_revalidations();
 }
 
@@ -225,6 +238,7 @@ void Resolver::on_table_result(QueryId id, const TableResult& result) {
       ++m.table_attempts;
       m.table_retry_at = m.now() + backoff_delay(m.policy, m.table_attempts, m.prng);
       m.table_wanted = true;
+      m.table_gate.clear();
     } else {
       m.table_failed();
     }

@@ -9,7 +9,7 @@
 // The gates every GET passes: queries in flight below the cap (the SaPacer's window, at most
 // Policy::sa_max_inflight), the SaPacer's pace, and the token bucket (Policy::sa_rate/sa_burst).
 // While a GetTable is awaited, late GETs go at their own pace (the late gap the Resolver derives
-// from the table spread) and, until one of them is lost, neither the pacer's pace nor its window
+// from table_spread_paths_per_s) and, until one of them is lost, neither the pacer's pace nor its window
 // holds them (only sa_max_inflight does): the pacer reads the tables' queue as congestion.
 // Pure: time comes from the caller.
 #pragma once

@@ -27,6 +27,7 @@ struct Stats {
   std::uint64_t sa_tables = 0;           // GetTables sent (prefetch, revalidation after SM/LID change)
   std::uint64_t sa_tables_answered = 0;  // of those, answered and read
   std::uint64_t sa_tables_failed = 0;    // of those, not usable (refused, timed out): GETs instead
+  std::uint64_t sa_probes = 0;           // the table gate's probes of the SA's queue (core/table_gate.h)
   std::uint64_t table_paths = 0;         // paths a GetTable filled in or refreshed
   std::uint64_t table_skipped = 0;       // its paths left out: cache full, or not servable
   std::array<std::uint64_t, 8> failures_by_reason{};  // indexed by core::Error
@@ -52,7 +53,8 @@ struct Stats {
                                 {&sa_errors, &o.sa_errors}, {&rejected_paths, &o.rejected_paths},
                                 {&revalidations, &o.revalidations}, {&sa_tables, &o.sa_tables},
                                 {&sa_tables_answered, &o.sa_tables_answered},
-                                {&sa_tables_failed, &o.sa_tables_failed}, {&table_paths, &o.table_paths},
+                                {&sa_tables_failed, &o.sa_tables_failed}, {&sa_probes, &o.sa_probes},
+                                {&table_paths, &o.table_paths},
                                 {&table_skipped, &o.table_skipped}, {&failures, &o.failures},
                                 {&evictions, &o.evictions}, {&entries, &o.entries}, {&pending, &o.pending},
                                 {&inflight, &o.inflight}, {&sm_changes, &o.sm_changes},

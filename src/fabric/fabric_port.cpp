@@ -227,6 +227,13 @@ bool FabricPort::send_size_query(const core::SubnetSizeQuery& query) {
   });
 }
 
+// A GET like any other (its id marks it for the Resolver), sent only once an SA is known.
+bool FabricPort::send_probe(const core::PathQuery& query) {
+  if (impl_->sa.sm_lid().value == 0) return false;
+  impl_->send(query);
+  return true;
+}
+
 bool FabricPort::tables_usable() const { return impl_->sa.tables_usable(); }
 
 FabricStats FabricPort::stats() const {

@@ -54,6 +54,7 @@ class FabricPort final : public core::QuerySink {
   // The Resolver's size query (query_subnet_size), once the SA is known; its answer comes as
   // on_subnet_size. False before the first PortInfo names the SM: the table then goes unspread.
   bool send_size_query(const core::SubnetSizeQuery& query) override;
+  bool send_probe(const core::PathQuery& query) override;
 
   // The PathRecord GetTable of `sgid`'s subnet (SaClient::query_path_table); before the SM LID is
   // known it waits for the first PortInfo. Returns false, and never calls `done`, when GetTables

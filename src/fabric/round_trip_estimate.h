@@ -2,7 +2,7 @@
 // single-MAD request, and the MAD timer that asks for: TCP's retransmission rule (RFC 6298) for
 // MADs. Only requests answered at their first attempt are samples (Karn: an answer after a resend
 // may belong to either send); the estimate is their 1/8-gain moving average, and every attempt to
-// that manager then waits at least twice it, at most kMaxTimerFloor (ibacm's own default timeout).
+// that manager then waits at least twice it, at most kMaxTimerFloor.
 // Behind a queue longer than the timer no first attempt is answered in time, so there is no sample:
 // as TCP keeps its backed-off timer until a new sample, a timed-out attempt has every later
 // attempt to that manager wait at least twice the timer that fired (at most kMaxTimerFloor), until
@@ -22,7 +22,7 @@ namespace ibat::fabric {
 
 class RoundTripEstimate {
  public:
-  static constexpr core::Duration kMaxTimerFloor = std::chrono::seconds(2);
+  static constexpr core::Duration kMaxTimerFloor = std::chrono::seconds(10);
 
   // A request answered at its first attempt, `rtt` after it went out.
   void on_sample(core::Duration rtt) {

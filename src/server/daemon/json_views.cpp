@@ -37,6 +37,7 @@ json stats_json(const core::Stats& s, const fabric::FabricStats& f, const Server
       {"sa_tables", s.sa_tables},
       {"sa_tables_answered", s.sa_tables_answered},
       {"sa_tables_failed", s.sa_tables_failed},
+      {"sa_probes", s.sa_probes},
       {"table_paths", s.table_paths},
       {"table_skipped", s.table_skipped},
       {"failures", failures},

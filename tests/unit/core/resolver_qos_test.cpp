@@ -128,7 +128,7 @@ TEST_F(ResolverQosTest, AnSmChangeRenewsAKeptApartPathByGetAfterTheTable) {
   answer(sink.sent.back(), good_path(remote_gid(1), 101));
   const std::size_t gets = sink.sent.size();
   resolver->on_sm_changed();
-  advance(1ms);
+  run_for(5ms, 1ms);  // the table gate's first probe, within 1 ms a known end port
   ASSERT_EQ(sink.tables_sent.size(), 2u);
   answer_table({good_path(remote_gid(1), 201)});
   run_for(5s, 10ms);

@@ -39,6 +39,13 @@ class FakeSink : public QuerySink {
     sizes_sent.push_back(q);
     return true;
   }
+  // The table gate's probes are taken only when `probes` is set (a FabricPort that knows its SA).
+  bool send_probe(const PathQuery& q) override {
+    if (!probes) return false;
+    probes_sent.push_back(q);
+    open.insert(q.id);
+    return true;
+  }
   // The most recent query for a GID destination, if still open.
   std::optional<PathQuery> open_for(const Gid& dgid) const {
     for (auto it = sent.rbegin(); it != sent.rend(); ++it)
@@ -50,6 +57,8 @@ class FakeSink : public QuerySink {
   std::vector<TableQuery> tables_sent;
   bool sizes = false;
   std::vector<SubnetSizeQuery> sizes_sent;
+  bool probes = false;
+  std::vector<PathQuery> probes_sent;
   std::set<QueryId> open;
   std::set<QueryId> cancelled;
 };

@@ -34,7 +34,11 @@ TEST(ServiceIds, AStorageServiceIdCostsOneGetPerHostAndDestination) {
   const RunResult storage = cold_job(Scenario::ServiceIds::storage);
   EXPECT_EQ(storage.failures, 0u);
   EXPECT_EQ(storage.resolver_sa_queries, none.resolver_sa_queries + n * (n - 1));
-  EXPECT_EQ(storage.sa_records, none.sa_records + n * (n - 1));
+  // Beside those GETs the SA computed the monitors' MADs, the table gates' probes (GETs too, as many
+  // as the SA's queue asks for) and n records a table; the tables go as the SA's queue allows, so
+  // a job that ends sooner may end before the last of them.
+  auto other_records = [n](const RunResult& r) { return r.sa_records - r.table_probes - r.sa_tables * n; };
+  EXPECT_EQ(other_records(storage), other_records(none) + n * (n - 1));
 }
 
 }  // namespace

@@ -1,0 +1,67 @@
+// When a port's GetTable goes (docs/design.md, "Admission"): closed loop on the SA's queue as a
+// probe's round trip shows it, never on an assumed SA speed. Every host of a subnet wants its
+// table at the same moment (power-on, SM change), n tables of n paths: sent at once they queue
+// past OpenSM's 10 s FIFO timeout. So while a table is wanted the port probes the SA with one
+// GET (the path to itself) and sends the table only when that probe waited less than kTarget in
+// the SA's queue; otherwise it probes again after a wait at least as long as the queue it saw,
+// doubled after each probe that found it too long, never more than kQueueDrains x the queue it
+// last saw (so that the last tables follow a fast SA's drain), each drawn from [0.5, 1.5] x its
+// length (seeded), so the hosts do not move in step. A faster SA or more SA
+// threads drain the queue sooner and the tables follow; a slower one holds them back.
+// The first probes of a subnet of n end ports are spread over n x kProbeSlot: probes cost the SA
+// a GET each, and a subnet's hosts all probing in one instant would all find the queue empty.
+// Pure: time comes from the caller.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "core/backoff.h"
+#include "core/clock.h"
+
+namespace ibat::core {
+
+class TableGate {
+ public:
+  // The SA queueing a table may still be sent into: the SaPacer's target (its GETs see the same
+  // queue; a table that waits for less does not push them above theirs). It assumes a GET alone is
+  // answered well inside it (OpenSM: about 20 us): an SA slower than that per GET gets no table.
+  static constexpr Duration kTarget = std::chrono::milliseconds(25);
+  // The subnet's first probes, one per end port, this far apart on average: 1,000 GETs a second,
+  // about 2 % of OpenSM's GET rate.
+  static constexpr Duration kProbeSlot = std::chrono::milliseconds(1);
+  // A probe's wait is at most this many times the queue it saw (docs/scale.md, "Admission": the
+  // doubling alone held a 4 x faster SA's last tables 1.7 x its floor).
+  static constexpr int kQueueDrains = 4;
+
+  explicit TableGate(std::uint64_t seed) : prng_(seed) {}
+
+  // A new table is wanted at `now` in a subnet of `subnet_ports` end ports (0: unknown): its first
+  // probe goes at a random time within the subnet's first probe window, not before `not_before`.
+  void want(TimePoint now, std::size_t subnet_ports, TimePoint not_before);
+  void clear();  // no table wanted (sent, dropped)
+
+  // When the next probe is due: nullopt while one is in flight, while none is wanted, or once a
+  // probe has opened the gate.
+  std::optional<TimePoint> probe_due() const;
+  void on_probe_sent(TimePoint now);
+  // The probe sent last was answered at `now`, or `lost` (timed out after the fabric's resends):
+  // whether the table may go now.
+  bool on_probe_result(TimePoint now, bool lost);
+  bool open() const { return open_; }
+  bool wanted() const { return wanted_; }
+  // A probe found the queue too long: the table is not coming soon.
+  bool held() const { return wanted_ && !open_ && gap_ > Duration::zero(); }
+
+ private:
+  Prng prng_;
+  bool wanted_ = false;
+  bool open_ = false;
+  bool probing_ = false;
+  TimePoint next_probe_{};
+  TimePoint probe_sent_{};
+  Duration gap_{0};
+  Duration window_{0};  // the subnet's first probe window  // the wait after the last probe that found the queue too long, before jitter
+};
+
+}  // namespace ibat::core
