@@ -135,6 +135,8 @@ const std::map<std::string, Metric>& metric_catalog() {
       {"server.cut_over_ceiling", {"ibat_cut_over_ceiling_total", "counter", "Connections (either socket) closed because they held the most unread replies when the daemon's total passed max_queued_bytes_total."}},
       {"server.denied", {"ibat_denied_requests_total", "counter", "Privileged requests refused."}},
       {"server.connections_refused_per_uid", {"ibat_connections_refused_per_uid_total", "counter", "Connections (either socket) closed at once: their uid had max_connections_per_uid open."}},
+      {"server.clients_pending", {"ibat_clients_pending_resolves", "gauge", "Resolve requests of socket clients (either socket) handed to a Resolver and not yet completed: what max_pending_per_uid shares out."}},
+      {"server.pending_refused_per_uid", {"ibat_pending_refused_per_uid_total", "counter", "Resolve requests (either socket) answered overloaded at once: their uid had max_pending_per_uid pending."}},
       {"server.connections_refused", {"ibat_connections_refused_total", "counter", "Native protocol connections closed at once: max_connections were open."}},
       {"server.acm_requests", {"ibat_acm_requests_total", "counter", "Requests on the ACM socket."}},
       {"server.acm_connections", {"ibat_acm_connections_open", "gauge", "ACM protocol connections open."}},

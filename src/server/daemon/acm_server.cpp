@@ -199,8 +199,8 @@ class AcmConnection : public Connection {
   }
 
   void resolve(const acm::Tid& tid, const core::ResolveRequest& request) {
-    if (outstanding_.size() >= kMaxAcmOutstanding) {
-      answer_error(acm::Opcode::resolve, tid, acm::Status::enomem);
+    if (outstanding_.size() >= kMaxAcmOutstanding || !take_pending_share()) {
+      answer_error(acm::Opcode::resolve, tid, acm::Status::enomem);  // ACM's `overloaded`
       return;
     }
     std::uint64_t key = next_key_++;
@@ -215,6 +215,7 @@ class AcmConnection : public Connection {
 
   void complete(std::uint64_t key, const acm::Tid& tid, const core::ResolveResult& result) {
     if (outstanding_.erase(key) == 0) return;
+    give_back_pending_share();
     acm::ResolveResponse response;
     response.tid = tid;
     response.status = acm_status(result.error);
@@ -227,7 +228,10 @@ class AcmConnection : public Connection {
     std::vector<core::RequestId> ids;
     for (const auto& [key, id] : outstanding_) ids.push_back(id);
     outstanding_.clear();
-    for (core::RequestId id : ids) server_.router_.cancel(id);
+    for (core::RequestId id : ids) {
+      give_back_pending_share();
+      server_.router_.cancel(id);
+    }
   }
 
   AcmServer& server_;

@@ -1,8 +1,8 @@
 // The ACM-compatible endpoint (rdma-core ibacm protocol v1, via the ibat_acm_codec): lets ib_acme
 // and librdmacm resolve through ibatd. RESOLVE by path (DGID/DLID) or by IP through the endpoint
 // table, PERF_QUERY with the 7 ibacm counters, EP_QUERY: one endpoint per local port (index 1 is
-// the router's first port), as ibacm opens one per port. Sockets, connection limits and reply
-// queues are the shared skeleton's (socket_server.h).
+// the router's first port), as ibacm opens one per port. Sockets, connection limits, reply
+// queues and the per-uid share of pending requests are the shared skeleton's (socket_server.h).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +32,7 @@ class AcmServer {
               std::uint32_t max_connections_per_uid);
   void set_max_connections(std::uint32_t max_connections, std::uint32_t max_connections_per_uid);
   void set_ceiling(ReplyCeiling* ceiling) { sockets_.set_ceiling(ceiling); }
+  void set_pending_shares(PendingShares* shares) { sockets_.set_pending_shares(shares); }
   // Stops accepting, removes the socket file, closes every connection (pending requests cancelled).
   void close() { sockets_.abort_all(); }
 

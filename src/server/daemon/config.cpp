@@ -177,6 +177,8 @@ const std::vector<KeySpec>& key_specs() {
               [](DaemonConfig& c) -> FieldPtr { return &c.server.max_connections_per_uid; }, 1, 65'536),
       int_key("server", "max_outstanding_per_connection",
               [](DaemonConfig& c) -> FieldPtr { return &c.server.max_outstanding_per_connection; }, 1, 1'000'000),
+      int_key("server", "max_pending_per_uid",
+              [](DaemonConfig& c) -> FieldPtr { return &c.server.max_pending_per_uid; }, 1, 100'000'000),
       int_key("server", "max_queued_bytes_per_connection",
               [](DaemonConfig& c) -> FieldPtr { return &c.server.max_queued_bytes_per_connection; }, 1 << 17,
               1 << 30),

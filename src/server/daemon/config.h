@@ -25,6 +25,10 @@ struct ServerOptions {
   std::uint32_t max_connections = 1024;
   std::uint32_t max_connections_per_uid = 512;  // of one uid, root too: one user never takes them all
   std::uint32_t max_outstanding_per_connection = 1024;
+  // Resolve requests of one uid (root too) pending at once, both sockets together: half of the
+  // default policy.max_pending, so one user never takes the other half (a 128-rank job with 64
+  // resolves in flight each holds 8,192).
+  std::uint32_t max_pending_per_uid = 32'768;
   std::uint32_t max_queued_bytes_per_connection = 4u << 20;  // unsent replies; beyond: disconnect
   // Unsent replies of every connection of both sockets together; beyond: the one holding the most
   // is cut. A fixed size, not a share of the host: 64 connections at their own cap.

@@ -73,6 +73,8 @@ json stats_json(const core::Stats& s, const fabric::FabricStats& f, const Server
         {"connections_total", server.native.connections_total},
         {"connections_refused", server.native.refused},
         {"connections_refused_per_uid", server.native.refused_per_uid + server.acm.refused_per_uid},
+        {"clients_pending", server.native.pending + server.acm.pending},
+        {"pending_refused_per_uid", server.native.pending_refused_per_uid + server.acm.pending_refused_per_uid},
         {"protocol_errors", server.protocol_errors},
         {"slow_clients", server.native.slow_clients},
         {"cut_over_ceiling", server.native.cut_over_ceiling + server.acm.cut_over_ceiling},

@@ -21,6 +21,9 @@ struct SocketCounters {
   std::uint64_t connections_total = 0;  // accepted since start
   std::uint64_t refused = 0;            // closed at once: max_connections were open
   std::uint64_t refused_per_uid = 0;    // closed at once: its uid had max_connections_per_uid open
+  std::uint64_t pending = 0;            // gauge: its requests handed to a Resolver, not yet completed
+  std::uint64_t pending_refused_per_uid = 0;  // requests answered `overloaded` at once: their uid
+                                              // had max_pending_per_uid pending on both sockets
   std::uint64_t slow_clients = 0;       // closed because their reply queue overflowed
   std::uint64_t reads = 0;               // socket reads that brought bytes (one batch of frames each)
   std::uint64_t writes = 0;              // socket writes started (one batch of replies each)

@@ -130,6 +130,7 @@ class NativeConnection : public Connection {
       if (!failed_) reply_empty(id, Op::resolve, Status::overloaded);
       return;
     }
+    if (!take_pending_share()) return reply_empty(id, Op::resolve, Status::overloaded);
     outstanding_.emplace(id, Outstanding{});
     // `this` outlives the request: every outstanding request is cancelled before destruction.
     core::RequestId request = router().resolve(
@@ -141,6 +142,7 @@ class NativeConnection : public Connection {
 
   void complete(std::uint32_t id, const core::ResolveResult& result) {
     if (outstanding_.erase(id) == 0) return;
+    give_back_pending_share();
     if (failed_) return;
     reply_.clear();  // reused: no allocation per reply
     protocol::append_resolve_reply(reply_, id, result);
@@ -267,7 +269,10 @@ class NativeConnection : public Connection {
     requests.reserve(outstanding_.size());
     for (const auto& [id, o] : outstanding_) requests.push_back(o.request);
     outstanding_.clear();  // completions arriving from cancel() find nothing to answer
-    for (core::RequestId r : requests) router().cancel(r);
+    for (core::RequestId r : requests) {
+      give_back_pending_share();
+      router().cancel(r);
+    }
   }
 
   NativeServer& server_;

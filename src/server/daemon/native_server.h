@@ -1,7 +1,7 @@
 // The native protocol server (docs/protocol.md) on the shared socket skeleton (socket_server.h):
-// pipelined requests answered out of order, the per-connection cap on outstanding requests,
-// peer-credential checks for the privileged operations, WATCH event streams. Runs on the event
-// loop thread that owns the Resolver.
+// pipelined requests answered out of order, the per-connection cap on outstanding requests and
+// the peer uid's share of pending ones (pending_shares.h), peer-credential checks for the
+// privileged operations, WATCH event streams. Runs on the event loop thread that owns the Resolver.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +52,7 @@ class NativeServer {
   void listen(const std::string& path, std::uint32_t mode, const NativeLimits& limits);
   void set_limits(const NativeLimits& limits);
   void set_ceiling(ReplyCeiling* ceiling) { sockets_.set_ceiling(ceiling); }
+  void set_pending_shares(PendingShares* shares) { sockets_.set_pending_shares(shares); }
 
   // Sends `event` to every WATCH stream.
   void publish(const nlohmann::json& event);

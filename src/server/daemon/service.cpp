@@ -81,6 +81,7 @@ Service::Service(asio::io_context& loop, const DaemonConfig& config, const std::
       admin_gid_(resolve_admin_group(config.server.admin_group)),
       may_administer_(std::move(may_administer)),
       reply_ceiling_(config.server.max_queued_bytes_total),
+      pending_shares_(config.server.max_pending_per_uid),
       native_(loop, router_,
               NativeHooks{[this] { return stats_json(); },
                           [this](const PeerCredentials& peer) {
@@ -192,12 +193,14 @@ void Service::start() {
   }
   busy_poll_.set_window(std::chrono::microseconds(config_.server.busy_poll_us));
   native_.set_ceiling(&reply_ceiling_);
+  native_.set_pending_shares(&pending_shares_);
   native_.listen(config_.server.socket, config_.server.socket_mode, native_limits());
   spdlog::info("listening on {} (native protocol)", config_.server.socket);
   if (config_.server.shared_table) open_table();
   if (!config_.server.acm_socket.empty()) {
     acm_ = std::make_unique<AcmServer>(loop_, router_, counters_);
     acm_->set_ceiling(&reply_ceiling_);
+    acm_->set_pending_shares(&pending_shares_);
     acm_->listen(config_.server.acm_socket, config_.server.socket_mode, config_.server.max_connections,
                  config_.server.max_connections_per_uid);
     spdlog::info("listening on {} (ACM protocol)", config_.server.acm_socket);
@@ -373,6 +376,8 @@ void Service::reload(const DaemonConfig& next) {
   config_.server.max_queued_bytes_per_connection = next.server.max_queued_bytes_per_connection;
   config_.server.max_queued_bytes_total = next.server.max_queued_bytes_total;
   reply_ceiling_.set_limit(config_.server.max_queued_bytes_total);
+  config_.server.max_pending_per_uid = next.server.max_pending_per_uid;
+  pending_shares_.set_limit(config_.server.max_pending_per_uid);  // pending ones stay; new ones meet it
   config_.server.busy_poll_us = next.server.busy_poll_us;
   busy_poll_.set_window(std::chrono::microseconds(config_.server.busy_poll_us));
   for (PortSlot& slot : ports_) slot.runtime->gate().set_policy(config_.policy);  // deadlines may move earlier

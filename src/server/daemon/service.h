@@ -132,6 +132,7 @@ class Service {
   std::optional<gid_t> admin_gid_;
   std::function<bool(const PeerCredentials&)> may_administer_;
   ReplyCeiling reply_ceiling_;  // both sockets' unread replies: before the servers, which use it
+  PendingShares pending_shares_;  // both sockets' pending requests per uid: likewise
   NativeServer native_;
   std::unique_ptr<AcmServer> acm_;
   std::unique_ptr<kernel::LocalSaResponder> local_sa_;  // the kernel's local SA, where it can run

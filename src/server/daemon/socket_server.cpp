@@ -106,6 +106,24 @@ bool Connection::report_queued() {
 
 bool Connection::can_reply() { return !over_queue_limit(); }
 
+bool Connection::take_pending_share() {
+  PendingShares* shares = server_.shares_;
+  if (!shares || shares->take(peer_.uid)) {
+    ++server_.counters_.pending;
+    return true;
+  }
+  ++server_.counters_.pending_refused_per_uid;
+  if (client_log_limiter().allow("request refused per uid"))
+    spdlog::warn("{}: refusing a request of pid {} uid {}: the uid has {} pending (max_pending_per_uid)",
+                 server_.name_, peer_.pid, peer_.uid, shares->held(peer_.uid));
+  return false;
+}
+
+void Connection::give_back_pending_share() {
+  --server_.counters_.pending;
+  if (server_.shares_) server_.shares_->give_back(peer_.uid);
+}
+
 bool Connection::send(std::vector<std::uint8_t> message) {
   if (style_.one_message_per_write || out_.empty()) {
     if (over_queue_limit()) return false;

@@ -1,6 +1,7 @@
 // The Unix-socket server skeleton that ibatd's native and ACM endpoints share: accepting (paused
 // while the process is out of file descriptors), peer credentials, max_connections, the connection
-// table, one bounded reply queue per connection, flush, drain and close, and the counters of each.
+// table, one bounded reply queue per connection, each peer uid's share of pending requests, flush,
+// drain and close, and the counters of each.
 // A protocol subclasses Connection and turns received bytes into replies (on_bytes -> send);
 // the limits are in docs/security.md §4.
 #pragma once
@@ -23,6 +24,7 @@
 #include "server/daemon/busy_poll.h"
 #include "server/daemon/json_views.h"
 #include "server/daemon/peer_credentials.h"
+#include "server/daemon/pending_shares.h"
 #include "server/daemon/reply_ceiling.h"
 
 namespace ibat::server {
@@ -71,6 +73,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Whether a reply would still be queued: call before starting work for a request, so a client
   // over its cap gets no work done either (cuts it off like send()).
   bool can_reply();
+  // Before a request goes to the Resolver: takes one of the peer uid's pending share, or, when the
+  // uid holds all of it, counts the refusal (pending_refused_per_uid) and returns false: the
+  // protocol answers `overloaded` at once. Every share taken is given back exactly once, when the
+  // request completes or is cancelled (a close cancels). No PendingShares: always true.
+  bool take_pending_share();
+  void give_back_pending_share();
   // Hands queued replies to the socket (send() only queues).
   void flush();
   // Closed, cut off or draining: no more requests are taken.
@@ -123,6 +131,8 @@ class SocketServer {
   void set_limits(const SocketLimits& limits) { limits_ = limits; }
   // The daemon's ceiling on unread reply bytes, shared with its other socket (none: no ceiling).
   void set_ceiling(ReplyCeiling* ceiling) { ceiling_ = ceiling; }
+  // The daemon's per-uid shares of pending requests, shared with its other socket (none: no share).
+  void set_pending_shares(PendingShares* shares) { shares_ = shares; }
 
   // Stops accepting and removes the socket file; every connection flushes what it has queued and
   // closes. `done` runs once all are closed.
@@ -148,6 +158,7 @@ class SocketServer {
   Factory make_;
   SocketLimits limits_;
   ReplyCeiling* ceiling_ = nullptr;
+  PendingShares* shares_ = nullptr;
   std::string path_;
   std::optional<asio::local::stream_protocol::acceptor> acceptor_;
   // Out of descriptors: no accept is armed until a connection closes (or the timer retries).

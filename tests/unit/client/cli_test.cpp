@@ -158,7 +158,8 @@ void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
                                    R"("uptime_s":7,"sm_changes":1,"version":"9.8.7",)"
                                    R"("fabric":{"mads_sent":9,"sm_changes":1,"sa_gettables_sent":2,"sa_gettables_answered":2,)"
                                    R"("sa_table_records":44,"sa_table_bytes":3216,"oversized_mads":0},"server":{"connections":1,)"
-                                   R"("connections_total":4,"acm_connections":2,"acm_errors":3},)"
+                                   R"("connections_total":4,"acm_connections":2,"acm_errors":3,)"
+                                   R"("clients_pending":6,"pending_refused_per_uid":8},)"
                                    R"("busy_poll":{"window_us":50,"spells":11,"caught":10,"polled_s":0.25,"crowded_stops":3}})");
   } else if (op == protocol::Op::paths) {
     protocol::append_paths_reply(out, f.header.id, protocol::PathsPage{0,
@@ -427,6 +428,12 @@ TEST(Cli, StatsPrometheusFollowsTheConventions) {
   EXPECT_NE(r.out.find("# TYPE ibat_acm_connections_open gauge\nibat_acm_connections_open 2\n"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("ibat_acm_errors_total 3\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# TYPE ibat_clients_pending_resolves gauge\nibat_clients_pending_resolves 6\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("# TYPE ibat_pending_refused_per_uid_total counter\nibat_pending_refused_per_uid_total 8\n"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("ibat_busy_poll_seconds_total 0.25\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_busy_poll_crowded_stops_total 3\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("ibat_fabric_sm_changes"), std::string::npos) << "a duplicate of ibat_sm_changes_total";
@@ -443,8 +450,8 @@ TEST(Cli, StatsTextAndPathsTable) {
   FakeServer server(fake_daemon);
   CliRun stats = ibat({"--socket", server.path(), "stats"});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
-  EXPECT_NE(stats.out.find("failures.timeout:             1\n"), std::string::npos) << stats.out;
-  EXPECT_NE(stats.out.find("resolves:                     5\n"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("failures.timeout:               1\n"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("resolves:                       5\n"), std::string::npos) << stats.out;
   FakeServer server2(fake_daemon);
   CliRun paths = ibat({"--socket", server2.path(), "paths"});
   ASSERT_EQ(paths.exit_code, 0) << paths.err;

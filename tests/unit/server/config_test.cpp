@@ -85,6 +85,23 @@ TEST(Config, OutOfRangeIntegerNamesPlaceKeyValueAndRange) {
   EXPECT_THAT(e, HasSubstr("fabric.port = 255: expected an integer in [0, 254]"));
 }
 
+// One uid's share of pending requests: at least one request (0 would refuse every resolve), at most
+// policy.max_pending's own bound; the default leaves half of the default max_pending to others.
+TEST(Config, MaxPendingPerUidIsReadAndOutsideItsRangeAnErrorNamingIt) {
+  EXPECT_EQ(DaemonConfig{}.server.max_pending_per_uid * 2, core::Policy{}.max_pending);
+  ConfigResult r = parse_config("[server]\nmax_pending_per_uid = 100\n", "s.toml");
+  ASSERT_TRUE(r.ok()) << r.errors.front();
+  EXPECT_EQ(r.config.server.max_pending_per_uid, 100u);
+  EXPECT_THAT(only_error(parse_config("[server]\nmax_pending_per_uid = 0\n", "s.toml")),
+              HasSubstr("s.toml:2:23: server.max_pending_per_uid = 0: expected an integer in [1, 100000000]"));
+  EXPECT_THAT(only_error(parse_config("[server]\nmax_pending_per_uid = 100000001\n", "s.toml")),
+              HasSubstr("server.max_pending_per_uid = 100000001: expected an integer in [1, 100000000]"));
+  EXPECT_THAT(only_error(parse_config("[server]\nmax_pending_per_uid = -1\n", "s.toml")),
+              HasSubstr("server.max_pending_per_uid = -1: expected an integer in [1, 100000000]"));
+  EXPECT_THAT(only_error(parse_config("[server]\nmax_pending_per_uid = \"half\"\n", "s.toml")),
+              HasSubstr("server.max_pending_per_uid = \"half\": expected an integer in [1, 100000000]"));
+}
+
 TEST(Config, WrongTypeIsAnError) {
   EXPECT_THAT(only_error(parse_config("[policy]\ncapacity = \"many\"\n", "t.toml")),
               HasSubstr("policy.capacity = \"many\": expected an integer in [1, 100000000]"));

@@ -2,7 +2,9 @@
 // connection is answered `overloaded` past its cap while another client keeps resolving; the
 // global pending budget bounds the daemon (and is shared: the documented gap); a client that does
 // not read its replies is cut off; connections beyond max_connections are closed at once (on
-// each socket, and counted); an ACM client past its in-flight cap gets ENOMEM answers.
+// each socket, and counted); an ACM client past its in-flight cap gets ENOMEM answers; a uid past
+// its share of pending requests (both sockets) is answered `overloaded` while another uid is
+// served, and every share it took comes back.
 #include <sys/resource.h>
 
 #include <spdlog/sinks/base_sink.h>
@@ -31,12 +33,12 @@ class Limits : public DaemonTest {
     }
     return clients;
   }
-  // The daemon's count of open connections (`connections` of the native socket, `acm_connections`
-  // of the ACM one) once it is `n`, or after 5 s: it sees a client's close on a later turn of its loop.
-  std::uint64_t wait_connections(std::uint64_t n, std::uint64_t ServerStats::*open = &ServerStats::connections) {
+  // A gauge of the daemon's once it is `n`, or after 5 s: it sees a client's close on a later turn
+  // of its loop. Open connections by default (`acm_connections`: the ACM socket's).
+  std::uint64_t wait_gauge(std::uint64_t n, std::uint64_t ServerStats::*gauge = &ServerStats::connections) {
     const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (server_counters().*open != n && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-    return server_counters().*open;
+    while (server_counters().*gauge != n && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    return server_counters().*gauge;
   }
 };
 
@@ -203,7 +205,7 @@ TEST_F(Limits, ConnectionsBeyondMaxConnectionsAreClosedAtOnce) {
   EXPECT_EQ(server_counters().connections, 3u);
 
   clients.front().reset();  // a slot frees up once the daemon sees the close
-  ASSERT_EQ(wait_connections(2), 2u);
+  ASSERT_EQ(wait_gauge(2), 2u);
   Client late(config_.server.socket);
   late.request(Op::stats, 7);
   EXPECT_FALSE(late.body(7).empty());
@@ -226,7 +228,7 @@ TEST_F(Limits, ConnectionsOfOneUidBeyondItsShareAreClosedAtOnce) {
   EXPECT_EQ(server_counters().connections_refused, 0u);
 
   clients.front().reset();  // its share frees up once the daemon sees the close
-  ASSERT_EQ(wait_connections(1), 1u);
+  ASSERT_EQ(wait_gauge(1), 1u);
   Client late(config_.server.socket);
   late.request(Op::stats, 7);
   EXPECT_FALSE(late.body(7).empty());
@@ -393,7 +395,7 @@ TEST_F(Limits, AcmConnectionsBeyondMaxConnectionsAreRefusedAndCounted) {
   EXPECT_EQ(server_counters().connections_refused, 0u);
 
   clients.front().reset();  // a slot frees up once the daemon sees the close
-  ASSERT_EQ(wait_connections(1, &ServerStats::acm_connections), 1u);
+  ASSERT_EQ(wait_gauge(1, &ServerStats::acm_connections), 1u);
   Client late(config_.server.acm_socket);
   EXPECT_EQ(acm_perf_status(late, 7), 0u);
   EXPECT_EQ(acm_perf_status(*clients.back(), 8), 0u);  // the one already in was never disturbed
@@ -465,6 +467,146 @@ TEST_F(Limits, AcmClientPastItsInFlightCapGetsEnomemAtOnce) {
   Client native(config_.server.socket);
   native.request(Op::stats, 1);
   EXPECT_FALSE(native.body(1).empty());
+}
+
+
+// The status byte of the answer to the ACM RESOLVE `tid`, the next message on `c` (its path
+// entries read and dropped); nullopt when none came.
+std::optional<std::uint8_t> acm_resolve_status(Client& c, std::uint64_t tid) {
+  std::vector<std::uint8_t> header = c.read_bytes(16);
+  if (header.size() != 16) return std::nullopt;
+  std::uint16_t length = 0;  // host order, as in every RESOLVE message
+  std::memcpy(&length, &header[6], sizeof(length));
+  if (length > 16 && c.read_bytes(length - 16u).size() != length - 16u) return std::nullopt;
+  std::uint64_t echoed = 0;
+  std::memcpy(&echoed, &header[8], sizeof(echoed));
+  EXPECT_EQ(echoed, tid);
+  return header[2];
+}
+
+constexpr auto kAcmSuccess = static_cast<std::uint8_t>(acm::Status::success);
+constexpr auto kAcmEnomem = static_cast<std::uint8_t>(acm::Status::enomem);
+
+// One uid's requests pending in the Resolver, counted over all its connections of both sockets,
+// meet max_pending_per_uid: past it, every request of that uid (a cache hit too) is answered
+// `overloaded` (ACM: ENOMEM) at once and asks the SA nothing, while another uid is still served on
+// both sockets, its misses included.
+TEST_F(Limits, PendingRequestsOfOneUidBeyondItsShareAreOverloadedWhileAnotherUidIsServed) {
+  if (!can_switch_user()) GTEST_SKIP() << "needs root to switch uid";
+  config_.server.max_pending_per_uid = 4;
+  config_.server.acm_socket = (dir_ / "acm.sock").string();
+  config_.policy.sa_adaptive = false;  // see FloodingClientIsOverloadedWhileAnotherKeepsResolving
+  start();
+  Client root(config_.server.socket);  // the test's uid, 0
+  warm(root, 1, gid(0xA), 10);
+  const std::size_t queries_before = sa_.count();
+
+  // Two connections of uid 0, two misses each: its whole share.
+  Client first(config_.server.socket);
+  Client second(config_.server.socket);
+  first.resolve(1, gid(0x1001));
+  first.resolve(2, gid(0x1002));
+  second.resolve(1, gid(0x1003));
+  second.resolve(2, gid(0x1004));
+  sa_.wait_query(queries_before + 3);  // all four are in the Resolver
+  EXPECT_EQ(server_counters().clients_pending, 4u);
+
+  second.resolve(3, gid(0x1005));
+  EXPECT_EQ(second.status_of(3), Status::overloaded);
+  root.resolve(2, gid(0xA), /*cache_only=*/true);
+  EXPECT_EQ(root.status_of(2), Status::overloaded);  // a hit too: refused before the cache is asked
+  Client acm_root(config_.server.acm_socket);  // the other socket counts in the same share
+  ASSERT_TRUE(acm_root.send(acm_resolve_by_dgid(7, gid(0x1006))));
+  EXPECT_EQ(acm_resolve_status(acm_root, 7), kAcmEnomem);
+  EXPECT_EQ(sa_.count(), queries_before + 4);  // the refused ones cost the SA nothing
+  EXPECT_EQ(server_counters().pending_refused_per_uid, 3u);
+
+  // Another uid is served on both sockets: a hit, and a miss that waits for the SA.
+  Client nobody(connect_as(config_.server.socket, Identity{}));
+  ASSERT_TRUE(nobody.connected());
+  nobody.resolve(1, gid(0xA), /*cache_only=*/true);
+  EXPECT_EQ(nobody.status_of(1), Status::ok);
+  nobody.resolve(2, gid(0xB));
+  answer(sa_.wait_query(queries_before + 4), 11);
+  EXPECT_EQ(nobody.status_of(2), Status::ok);
+  Client acm_nobody(connect_as(config_.server.acm_socket, Identity{}));
+  ASSERT_TRUE(acm_nobody.connected());
+  ASSERT_TRUE(acm_nobody.send(acm_resolve_by_dgid(8, gid(0xA))));
+  EXPECT_EQ(acm_resolve_status(acm_nobody, 8), kAcmSuccess);
+  EXPECT_EQ(server_counters().pending_refused_per_uid, 3u);
+
+  // uid 0 is not punished beyond its share: an answer frees one.
+  const core::PathQuery query = sa_.wait_query(queries_before);
+  Client& asker = query.dgid->interface_id() <= 0x1002 ? first : second;
+  answer(query, 20);
+  auto answered = asker.next();
+  ASSERT_TRUE(answered);
+  EXPECT_EQ(answered->header.status, Status::ok);
+  root.resolve(3, gid(0xA), /*cache_only=*/true);
+  EXPECT_EQ(root.status_of(3), Status::ok);
+  EXPECT_EQ(server_counters().clients_pending, 3u);
+}
+
+// Every share taken is given back once: on an SA answer, a CANCEL, and the close of a native and
+// of an ACM connection with requests pending. The uid's count returns to 0 and it gets its whole
+// share again (a share leaked would refuse the third request below, not the fourth).
+TEST_F(Limits, AUidsPendingShareReturnsToZeroAfterAnswersCancelsAndCloses) {
+  config_.server.max_pending_per_uid = 3;
+  config_.server.acm_socket = (dir_ / "acm.sock").string();
+  config_.policy.sa_adaptive = false;  // see FloodingClientIsOverloadedWhileAnotherKeepsResolving
+  start();
+  Client c(config_.server.socket);
+  c.resolve(1, gid(0x1001));
+  c.resolve(2, gid(0x1002));
+  const core::PathQuery query = sa_.wait_query(1);
+  EXPECT_EQ(server_counters().clients_pending, 2u);
+
+  answer(query, 20);  // an answer
+  auto answered = c.next();
+  ASSERT_TRUE(answered);
+  EXPECT_EQ(answered->header.status, Status::ok);
+  EXPECT_EQ(server_counters().clients_pending, 1u);
+  const std::uint32_t waiting = answered->header.id == 1 ? 2 : 1;
+  std::vector<std::uint8_t> cancel;
+  protocol::append_cancel(cancel, 9, protocol::CancelRequest{waiting});  // a CANCEL
+  ASSERT_TRUE(c.send(cancel));
+  EXPECT_EQ(c.status_of(waiting), Status::cancelled);
+  EXPECT_EQ(c.status_of(9), Status::ok);
+  EXPECT_EQ(server_counters().clients_pending, 0u);
+
+  c.resolve(3, gid(0x1003));  // closes, native and ACM, with requests pending
+  c.resolve(4, gid(0x1004));
+  Client acm(config_.server.acm_socket);
+  ASSERT_TRUE(acm.send(acm_resolve_by_dgid(1, gid(0x2001))));
+  sa_.wait_query(4);
+  EXPECT_EQ(server_counters().clients_pending, 3u);
+  c.close();
+  acm.close();
+  ASSERT_EQ(wait_gauge(0, &ServerStats::clients_pending), 0u);
+  EXPECT_EQ(on_loop([this] { return service_->resolver().stats().pending; }), 0u);
+
+  Client again(config_.server.socket);
+  for (std::uint32_t id = 1; id <= 4; ++id) again.resolve(id, gid(0x3000 + id));
+  EXPECT_EQ(again.status_of(4), Status::overloaded);  // the first three wait: the fourth's is the first reply
+  EXPECT_EQ(server_counters().clients_pending, 3u);
+  EXPECT_EQ(server_counters().pending_refused_per_uid, 1u);
+}
+
+// A share lowered by SIGHUP applies to the next request; those already pending stay.
+TEST_F(Limits, ALowerPendingShareOnReloadAppliesToTheNextRequest) {
+  config_.server.max_pending_per_uid = 4;
+  config_.policy.sa_adaptive = false;  // see FloodingClientIsOverloadedWhileAnotherKeepsResolving
+  start();
+  Client c(config_.server.socket);
+  c.resolve(1, gid(0x1001));
+  c.resolve(2, gid(0x1002));
+  sa_.wait_query(1);
+  DaemonConfig next = config_;
+  next.server.max_pending_per_uid = 2;
+  on_loop([&] { service_->reload(next); });
+  c.resolve(3, gid(0x1003));
+  EXPECT_EQ(c.status_of(3), Status::overloaded);
+  EXPECT_EQ(server_counters().clients_pending, 2u);
 }
 
 }  // namespace
