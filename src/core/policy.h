@@ -44,10 +44,9 @@ struct Policy {
   Duration provisional_ttl = 30s;       // how long an ARP-built path may be served without an SA answer
   Pkey default_pkey{0xFFFF};
   Prefetch prefetch = Prefetch::subnet;  // one GetTable per (port, SM): the subnet on default_pkey
-  // An SA path rate the GETs around the subnet's GetTables are paced by (docs/design.md,
-  // "Prefetch"): while a table is awaited, the GETs of requests that cannot wait for it (the late
-  // share), and after a LID move the subnet's window for renewing the paths in use. The tables
-  // themselves go by the table gate (core/table_gate.h), not by this rate. 0: neither is paced.
+  // An SA path rate the subnet's window for renewing the paths in use after a LID move is derived
+  // from (docs/design.md, "Prefetch"); it also sizes an unknown subnet first (0: never asked). The
+  // tables go by the table gate (core/table_gate.h), the late GETs by their deadlines, not by it.
   double table_spread_paths_per_s = 250'000.0;
   // The subnet's end ports as the operator knows them, for a port that has not yet learnt them
   // from a table or a warm cache (a diskless host's first start): 0, unknown, asks at once.

@@ -72,14 +72,13 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   }
   if (!m.in_use_aside.empty()) consider(m.awaiting_table() ? m.in_use_release_at() : m.now());
   if (auto t = m.table_wakeup()) consider(*t);
-  // The wake-up of the first non-empty queue in the order waited, background, late (outdated
-  // items make it at worst a tick too early). pump() tries late before background: while both
-  // are queued a late GET outside the pacer may go later than it could (kept as it was).
+  // The earliest time any non-empty send queue may send, as pump() asks it (outdated items make
+  // it at worst a tick too early): a late GET due by its deadlines may go before a waited one.
   if (m.port_active) {
-    for (Traffic kind : {Traffic::waited, Traffic::background, Traffic::late}) {
+    const SendLoad load = m.send_load();
+    for (Traffic kind : kTrafficByPriority) {
       if (m.send_queue(kind).empty()) continue;
-      if (auto at = m.admission.earliest(kind, m.send_load(), m.now())) consider(*at);
-      break;
+      if (auto at = m.admission.earliest(kind, load, m.now())) consider(*at);
     }
   }
   return next;

@@ -145,6 +145,12 @@ struct Resolver::Impl {
   void enqueue(JobId id, bool urgent) { enqueue(id, urgent ? Traffic::waited : Traffic::background); }
   void enqueue_for_cache(const JobKey& key);  // a background job (revalidation, prefetch)
   void compact_queue(SendQueue& queue);
+  // A send-queue item is live while its job is queued under that item's seq (not re-queued since).
+  bool live(JobId id, std::uint64_t seq) const {
+    auto it = jobs.find(id);
+    return it != jobs.end() && it->second.state == JobState::queued && it->second.queue_seq == seq;
+  }
+  bool live_front(SendQueue& queue);  // drops the dead items at its front: is one left?
   void remember_lid_failure(const LidKey& key, TimePoint until, Error error);
   void start_revalidation(PathCache::Index i);
   SendLoad send_load() const;  // what the admission needs of our state now
@@ -178,10 +184,10 @@ struct Resolver::Impl {
   // most until kTableWaitReserve before the waiter's deadline; false: it goes by GET now.
   bool park_for_table(JobId id, const Pending& p);
   void enqueue_late(JobId id) { enqueue(id, Traffic::late); }  // its wait for the table is over
-  Duration late_gap() const;
-  // The share of the table rate the late GETs of all the hosts still waiting for their tables
-  // take when every host is in a job start: kLatePerHost each, within [kLateShare, kLateShareMax].
-  double late_share() const;
+  // When the next late GET is due: the late GETs go, in their queue's order, no later than an even
+  // schedule from late_from that sends each by its latest time (its first deadline less
+  // kTableWaitReserve); nullopt: none queued.
+  std::optional<TimePoint> late_due() const;
   void shorten_table_wait(JobId id, const Pending& p);  // a waiter with an earlier deadline joined
   void release_table_waits();        // the table answered or none comes: the parked jobs go by GET
   void release_table_waits_late();   // a probe found the SA's queue long: the parked jobs go late
@@ -196,7 +202,6 @@ struct Resolver::Impl {
   void send_probe();                   // one GET of our path to ourselves: the SA's queue now
   void cancel_probe();
   std::optional<TimePoint> table_wakeup() const;  // when send_table has something to do
-  Duration table_spread() const;  // the subnet's tables at the assumed SA rate (late_gap only)
   Duration in_use_window() const;      // after a LID move: the subnet's GETs for its paths in use
   TimePoint in_use_release_at() const;  // this host's place in that window
   Duration in_use_hold() const;        // the tables wait for that window
@@ -249,6 +254,7 @@ struct Resolver::Impl {
   const SendQueue& send_queue(Traffic t) const { return send_queues[static_cast<std::size_t>(t)]; }
   std::deque<PathKey> revalidation_schedule;  // most recently used first
   TimePoint next_revalidation{};
+  TimePoint late_from{};  // the last late GET sent, or when the late queue last filled from empty
 
   // GetTable ids have their own counter, marked by the top bit: never equal to a GET's.
   static constexpr QueryId kTableQueryBit = QueryId{1} << 63;
@@ -270,22 +276,16 @@ struct Resolver::Impl {
   double in_use_draw = 0;         // in [0, 1): this host's place in the subnet's in-use window
   // A path used this recently is in use: after a LID move it is renewed by GET ahead of the table.
   static constexpr Duration kInUse = std::chrono::seconds(60);
-  // The tables left queued at the spread's end fit in half a table's first MAD timer (4 s).
-  static constexpr Duration kTableQueueAllowance = std::chrono::seconds(2);
   // What a GET costs the SA in paths of a table, with the tables' margin: 6 x 4 us (the
   // default table_spread_paths_per_s) = 24 us against OpenSM's 17 us per query + 3.33 us a path.
   static constexpr double kGetCostPaths = 6.0;
   // What a request parked for the GetTable keeps for its GET if the table is not in by then: the
   // pacer's pace through a window of them, and a retry. A request allowed less waits for no table.
   static constexpr Duration kTableWaitReserve = std::chrono::seconds(15);
-  // While the tables are awaited, the GETs of the requests that could not wait for theirs take at
-  // least this share of the table rate, the subnet's hosts together (late_share).
-  static constexpr double kLateShare = 0.1;
-  // In a job start each host whose table is still to come has a window of connects (64 in the
-  // simulator's job) due within their deadline (60 s): it may send this many GETs a second for
-  // those, so that a window goes in 43 s; the late share that makes is capped at kLateShareMax.
-  static constexpr double kLatePerHost = 1.5;
-  static constexpr double kLateShareMax = 0.5;
+  // The late GETs' schedule looks this many jobs into the late queue, so that a send decision
+  // costs the same at any queue length; the rest are taken to be due with the last of those (the
+  // queue runs about earliest deadline first: no later than theirs).
+  static constexpr std::size_t kLateLookahead = 64;
   TableQuery table_sent;      // the question of the one in flight
   TimePoint table_sent_at{};
 

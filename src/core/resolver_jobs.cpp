@@ -58,6 +58,7 @@ void Resolver::Impl::enqueue(JobId id, Traffic traffic, bool at_head) {
   job.traffic = traffic;
   ++job.queue_seq;
   SendQueue& queue = send_queue(traffic);
+  if (traffic == Traffic::late && !live_front(queue)) late_from = now();  // the late GETs' schedule starts
   if (at_head) queue.emplace_front(id, job.queue_seq); else queue.emplace_back(id, job.queue_seq);
   compact_queue(queue);
 }
@@ -72,10 +73,7 @@ void Resolver::Impl::enqueue_for_cache(const JobKey& key) {
 // mostly such items is swept, so that each queue stays within 2 x jobs + 64 items.
 void Resolver::Impl::compact_queue(SendQueue& queue) {
   if (queue.size() <= 2 * jobs.size() + 64) return;
-  std::erase_if(queue, [this](const std::pair<JobId, std::uint64_t>& item) {
-    auto it = jobs.find(item.first);
-    return it == jobs.end() || it->second.state != JobState::queued || it->second.queue_seq != item.second;
-  });
+  std::erase_if(queue, [this](const std::pair<JobId, std::uint64_t>& item) { return !live(item.first, item.second); });
 }
 
 void Resolver::Impl::start_revalidation(PathCache::Index i) {
@@ -86,32 +84,33 @@ void Resolver::Impl::start_revalidation(PathCache::Index i) {
 }
 
 SendLoad Resolver::Impl::send_load() const {
-  return {.inflight = inflight.size(), .table_awaited = awaiting_table(), .late_gap = late_gap()};
+  return {.inflight = inflight.size(), .table_awaited = awaiting_table(), .late_due = late_due()};
+}
+
+bool Resolver::Impl::live_front(SendQueue& queue) {
+  while (!queue.empty()) {
+    auto [id, seq] = queue.front();
+    if (live(id, seq)) return true;
+    queue.pop_front();
+  }
+  return false;
 }
 
 // The highest-priority queue with a live item that the admission lets be picked now goes first;
 // when the admission holds its next GET, nothing goes until next_wakeup().
 void Resolver::Impl::pump() {
   if (!port_active) return;
-  auto front_is_live = [this](SendQueue& queue) {
-    while (!queue.empty()) {
-      auto [id, seq] = queue.front();
-      auto it = jobs.find(id);
-      if (it != jobs.end() && it->second.state == JobState::queued && it->second.queue_seq == seq) return true;
-      queue.pop_front();
-    }
-    return false;
-  };
   while (true) {
     const SendLoad load = send_load();
     const TimePoint t = now();
     const auto kind = std::find_if(kTrafficByPriority.begin(), kTrafficByPriority.end(), [&](Traffic k) {
-      return admission.eligible(k, load, t) && front_is_live(send_queue(k));
+      return admission.eligible(k, load, t) && live_front(send_queue(k));
     });
     if (kind == kTrafficByPriority.end()) return;
     const std::optional<TimePoint> at = admission.earliest(*kind, load, t);
     if (!at || *at > t) return;
-    admission.on_sent(*kind, load, t);
+    admission.on_sent(t);
+    if (*kind == Traffic::late) late_from = t;
     SendQueue& queue = send_queue(*kind);
     const JobId id = queue.front().first;
     queue.pop_front();
@@ -147,7 +146,7 @@ void Resolver::on_query_result(QueryId query, const QueryResult& result) {
   m.inflight.erase(it);
   Job& job = m.jobs.at(id);
   job.query = 0;
-  m.admission.on_result(job.traffic, job.sent_at, m.now(), result.error == Error::timeout);  // also BUSY
+  m.admission.on_result(job.sent_at, m.now(), result.error == Error::timeout);  // also BUSY
   if (result.error == Error::ok) {
     const PathRecord& p = result.path;
     bool matches = job.key.by_lid ? p.dlid == job.key.dlid : p.dgid == job.key.dgid;

@@ -29,19 +29,8 @@ void Resolver::Impl::want_table() {
   table_attempts = 0;
   table_retry_at = TimePoint{};
   table_wanted_at = now();
-  admission.on_table_wanted();
   cancel_probe();
   table_gate.clear();
-}
-
-// Every host of the subnet wants its table at the same SM change: n tables of n paths each, n^2
-// paths of SA work, n^2 / rate less what the SA may keep queued at the assumed rate. Only the late
-// GETs' pace (late_gap) still goes by it; the tables themselves go by the table gate.
-Duration Resolver::Impl::table_spread() const {
-  if (policy.table_spread_paths_per_s <= 0 || subnet_size == 0) return Duration::zero();
-  const double n = static_cast<double>(subnet_size);
-  const auto work = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(n * n / policy.table_spread_paths_per_s));
-  return std::max(Duration::zero(), work - kTableQueueAllowance);
 }
 
 // After a LID move every host renews its paths in use by GET first: if each has as many as this
@@ -162,20 +151,31 @@ bool Resolver::Impl::park_for_table(JobId id, const Pending& p) {
   return true;
 }
 
-// The hosts whose tables are still to come may each have requests past their wait: each sends
-// their GETs at most one per late_gap(), kLatePerHost a second while the late share allows it
-// (between 2,800 and 13,900 end ports at the default spread; more below, less above). Without a
-// spread (a small or unsized subnet) they go as any GET.
-Duration Resolver::Impl::late_gap() const {
-  if (table_spread() == Duration::zero()) return Duration::zero();
-  const double gets_per_s = policy.table_spread_paths_per_s * late_share() / kGetCostPaths / static_cast<double>(subnet_size);
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1 / gets_per_s));
-}
-
-double Resolver::Impl::late_share() const {
-  if (policy.table_spread_paths_per_s <= 0) return kLateShare;
-  const double wanted = kLatePerHost * kGetCostPaths * static_cast<double>(subnet_size) / policy.table_spread_paths_per_s;
-  return std::clamp(wanted, kLateShare, kLateShareMax);
+// The requests that could not wait for the table have deadlines, and nothing else says when their
+// GETs must go: behind the other hosts' tables the SaPacer holds them as long as the SA's queue
+// is long, so each is due by an even schedule that sends the queued ones, in order, each by its
+// latest time. The k-th of them, latest at L_k, allows (L_k - late_from) / k a GET; the schedule
+// takes the least. No SA speed is assumed: the pacer sends them sooner when the SA allows.
+std::optional<TimePoint> Resolver::Impl::late_due() const {
+  const SendQueue& queue = send_queue(Traffic::late);
+  std::optional<Duration> gap;
+  std::size_t k = 0;
+  for (const auto& [id, seq] : queue) {
+    if (!live(id, seq)) continue;
+    const Job& job = jobs.at(id);
+    if (job.waiters.empty()) continue;
+    TimePoint deadline = TimePoint::max();
+    for (RequestId w : job.waiters) deadline = std::min(deadline, pending.at(w).deadline);
+    const Duration slack = deadline - kTableWaitReserve - late_from;
+    if (slack <= Duration::zero()) return late_from;
+    ++k;
+    // Past the lookahead, every job still queued (at most queue.size()) is taken to be due then.
+    const auto ahead = static_cast<Duration::rep>(k == kLateLookahead ? queue.size() : k);
+    gap = std::min(gap.value_or(Duration::max()), slack / ahead);
+    if (k == kLateLookahead) break;
+  }
+  if (!gap) return std::nullopt;
+  return late_from + *gap;
 }
 
 void Resolver::Impl::shorten_table_wait(JobId id, const Pending& p) {

@@ -21,30 +21,29 @@ std::uint32_t SaAdmission::window() const {
 }
 
 bool SaAdmission::eligible(Traffic kind, const SendLoad& load, TimePoint now) const {
-  return kind != Traffic::late || !load.table_awaited || now >= next_late_send_;
+  if (kind != Traffic::late || !load.table_awaited) return true;
+  const std::optional<TimePoint> at = earliest(kind, load, now);
+  return at && *at <= now;
 }
 
 std::optional<TimePoint> SaAdmission::earliest(Traffic kind, const SendLoad& load, TimePoint now) const {
-  const bool alone = late_alone(kind, load);
-  if (load.inflight >= (alone ? max_inflight_ : window())) return std::nullopt;
-  TimePoint at = bucket_.next_available(now);
-  if (!alone && adaptive_) at = std::max(at, pacer_.next_send());
-  if (kind == Traffic::late && load.table_awaited) at = std::max(at, next_late_send_);
-  return at;
+  if (load.inflight >= max_inflight_) return std::nullopt;
+  const TimePoint bucket_at = bucket_.next_available(now);
+  std::optional<TimePoint> paced;
+  if (load.inflight < window()) paced = adaptive_ ? std::max(bucket_at, pacer_.next_send()) : bucket_at;
+  if (kind != Traffic::late || !load.table_awaited || !load.late_due) return paced;
+  return std::max(bucket_at, *load.late_due);
 }
 
-void SaAdmission::on_sent(Traffic kind, const SendLoad& load, TimePoint now) {
+void SaAdmission::on_sent(TimePoint now) {
   bucket_.try_take(now);
-  if (kind == Traffic::late) next_late_send_ = now + load.late_gap;
   if (adaptive_) pacer_.on_send(now);
 }
 
-void SaAdmission::on_result(Traffic kind, TimePoint sent, TimePoint now, bool lost) {
-  if (adaptive_) {
-    if (lost) pacer_.on_loss(sent, now);
-    else pacer_.on_answer(sent, now);
-  }
-  if (kind == Traffic::late) late_lost_ = lost;
+void SaAdmission::on_result(TimePoint sent, TimePoint now, bool lost) {
+  if (!adaptive_) return;
+  if (lost) pacer_.on_loss(sent, now);
+  else pacer_.on_answer(sent, now);
 }
 
 void SaAdmission::on_table_lost(TimePoint sent, TimePoint now) {

@@ -8,9 +8,10 @@
 //   background  a revalidation or a prefetch nobody waits on yet.
 // The gates every GET passes: queries in flight below the cap (the SaPacer's window, at most
 // Policy::sa_max_inflight), the SaPacer's pace, and the token bucket (Policy::sa_rate/sa_burst).
-// While a GetTable is awaited, late GETs go at their own pace (the late gap the Resolver derives
-// from table_spread_paths_per_s) and, until one of them is lost, neither the pacer's pace nor its window
-// holds them (only sa_max_inflight does): the pacer reads the tables' queue as congestion.
+// While a GetTable is awaited a late GET goes when the Resolver says it is due (SendLoad::late_due:
+// its requests' deadlines, just in time), held only by sa_max_inflight and the bucket: the table
+// will bring its path, so it goes no sooner than its deadline needs, and the other hosts' tables
+// keep the SA's queue long, which the pacer would read as congestion and hold it past them.
 // Pure: time comes from the caller.
 #pragma once
 
@@ -30,9 +31,10 @@ inline constexpr std::array<Traffic, 3> kTrafficByPriority{Traffic::waited, Traf
 
 // What the admission needs to know of the port's state at the moment it is asked.
 struct SendLoad {
-  std::size_t inflight = 0;             // GETs of this port in flight
-  bool table_awaited = false;           // a GetTable is wanted or in flight
-  Duration late_gap = Duration::zero();  // while it is: the pace of the late GETs
+  std::size_t inflight = 0;    // GETs of this port in flight
+  bool table_awaited = false;  // a GetTable is wanted or in flight
+  // While it is: when the next late GET is due; nullopt: none queued.
+  std::optional<TimePoint> late_due = std::nullopt;
 };
 
 class SaAdmission {
@@ -41,36 +43,28 @@ class SaAdmission {
   void configure(const Policy& policy, TimePoint now);  // SIGHUP: the bucket keeps its tokens
 
   // Whether a queued GET of `kind` is picked ahead of the kinds below it now: a late GET is not
-  // until its pace allows, so that a background one may go meanwhile.
+  // until it may go, so that a background one may go meanwhile.
   bool eligible(Traffic kind, const SendLoad& load, TimePoint now) const;
   // The earliest time the next GET of `kind` may go (at or before `now`: at once); nullopt: not
   // before a query in flight ends.
   std::optional<TimePoint> earliest(Traffic kind, const SendLoad& load, TimePoint now) const;
-  // A GET of `kind` goes now; call only when earliest() is at or before `now`.
-  void on_sent(Traffic kind, const SendLoad& load, TimePoint now);
-  // The GET of `kind` sent at `sent` was answered, or `lost` (a timeout after the fabric's
+  // A GET goes now; call only when earliest() for its kind is at or before `now`.
+  void on_sent(TimePoint now);
+  // The GET sent at `sent` was answered, or `lost` (a timeout after the fabric's
   // resends, or BUSY).
-  void on_result(Traffic kind, TimePoint sent, TimePoint now, bool lost);
+  void on_result(TimePoint sent, TimePoint now, bool lost);
   // A GetTable sent at `sent` was lost: the SA's overload signal as much as a lost GET (its round
   // trip, long by nature, is no sample of the SA's queue).
   void on_table_lost(TimePoint sent, TimePoint now);
-  void on_table_wanted() { late_lost_ = false; }  // a new table: its late GETs start unpaced
-  void on_sm_changed(TimePoint now);              // the pacer restarts (SaPacer::restart)
+  void on_sm_changed(TimePoint now);  // the pacer restarts (SaPacer::restart)
 
   std::uint32_t window() const;  // GETs that may be in flight now (Stats::sa_window)
 
  private:
-  // Late GETs go at their own pace, outside the pacer (see the top of the file).
-  bool late_alone(Traffic kind, const SendLoad& load) const {
-    return kind == Traffic::late && load.table_awaited && !late_lost_;
-  }
-
   std::uint32_t max_inflight_;
   bool adaptive_;
   TokenBucket bucket_;
   SaPacer pacer_;
-  TimePoint next_late_send_{};
-  bool late_lost_ = false;  // the last late GET answered or lost: lost
 };
 
 }  // namespace ibat::core

@@ -19,7 +19,7 @@ class ResolverTableWaitTest : public ResolverFilledTest {
     r.timeout = timeout;
     return resolve_gid(dgid, r);
   }
-  // Starts again knowing the subnet's size: its tables are spread, and late GETs go at late_gap().
+  // Starts again knowing the subnet's size: its first probe is spread over its n x 1 ms.
   void start_with_spread(std::uint32_t ports) {
     policy.expected_subnet_ports = ports;
     sink.tables_sent.clear();
@@ -119,129 +119,78 @@ TEST_F(ResolverTableWaitTest, ALostTableOrAnSmChangeKeepsThemWaitingForTheNextTa
   EXPECT_TRUE(sink.sent.empty());
 }
 
-// Requests whose wait for the table ends go by GET, each host at its own late pace: 1.5 GETs a
-// second (kLatePerHost) while the late share allows it, more in a small subnet (2,000 end ports:
-// the share's floor, 250,000 x 0.1 / 6 / 2,000 = 2.08 a second) and less in a large one (20,000:
-// its cap, 250,000 x 0.5 / 6 / 20,000 = 1.04 a second). The table gate's probe is never answered.
-TEST_F(ResolverTableWaitTest, PastTheirWaitEachHostGoesAtItsLatePace) {
-  for (const auto& [ports, gap] : {std::pair{2000u, 480ms}, std::pair{10000u, 667ms}, std::pair{20000u, 960ms}}) {
-    SCOPED_TRACE(ports);
-    sink.sent.clear();
-    sink.probes = true;
-    start_with_spread(ports);
-    for (std::uint64_t i = 1; i <= 6; ++i) resolve_within(remote_gid(i), 16s);  // their wait ends at 1 s
-    const TimePoint start = clock.now();
-    std::vector<Duration> sent_at;
-    while (sent_at.size() < 6 && clock.now() - start < 16s) {
-      advance(10ms);
-      while (sent_at.size() < sink.sent.size()) {
-        const PathQuery q = sink.sent[sent_at.size()];
-        sent_at.push_back(clock.now() - start);
-        answer(q, good_path(*q.dgid, 100));
-      }
-    }
-    ASSERT_TRUE(sink.tables_sent.empty()) << "no probe found the queue short";
-    ASSERT_EQ(sent_at.size(), 6u);
-    EXPECT_GE(sent_at[0], 1s - 10ms) << "held to the end of its wait";
-    EXPECT_LE(sent_at[0], 1s + 10ms);
-    for (std::size_t k = 1; k < sent_at.size(); ++k) {
-      EXPECT_GE(sent_at[k] - sent_at[k - 1], gap - 10ms) << k;
-      EXPECT_LE(sent_at[k] - sent_at[k - 1], gap + 10ms) << k;
-    }
-  }
-}
-
 // A probe that finds the SA's queue long says the table is not coming soon: the parked requests
-// go by GET at once, at the late pace (667 ms at 10,000 end ports), the earliest deadline first,
-// and new ones park no more while it holds the table.
-TEST_F(ResolverTableWaitTest, ParkedRequestsGoLateOnceAProbeFindsTheQueueLong) {
+// go by GET, the earliest deadline first, each by its latest time (its deadline less the 15 s
+// reserve) and no sooner than an even schedule to it, whatever the SaPacer says: behind the other
+// hosts' tables every answer here takes 20 s, and the pacer would send one GET per round trip
+// (ten in 200 s), so several are in flight past its window. New requests park no more: they join
+// the schedule.
+TEST_F(ResolverTableWaitTest, ParkedRequestsGoByTheirDeadlinesOnceAProbeFindsTheQueueLong) {
   sink.probes = true;
   start_with_spread(10000);
-  resolve_within(remote_gid(1), 60s);
-  resolve_within(remote_gid(2), 50s);
+  const TimePoint start = clock.now();
+  resolve_within(remote_gid(100), 50s);
+  for (std::uint64_t i = 1; i <= 8; ++i) resolve_within(remote_gid(i), 60s);
   for (int i = 0; i < 1100 && sink.probes_sent.empty(); ++i) advance(10ms);  // within 10 s
   ASSERT_EQ(sink.probes_sent.size(), 1u);
   EXPECT_TRUE(sink.sent.empty()) << "parked while the probe is out";
   advance(1s);
-  answer(sink.probes_sent[0], good_path(port_gid(), 1));  // it waited 1 s in the queue
-  ASSERT_EQ(gets_for(remote_gid(2)), 1u) << "the earliest deadline at once";
-  EXPECT_EQ(sink.sent.size(), 1u);
-  answer(sink.sent.back(), good_path(remote_gid(2), 102));
-  run_for(700ms, 10ms);
-  EXPECT_EQ(gets_for(remote_gid(1)), 1u) << "the next a late gap later";
-  answer(sink.sent.back(), good_path(remote_gid(1), 101));
-  resolve_within(remote_gid(3), 60s);
-  run_for(700ms, 10ms);
-  EXPECT_EQ(gets_for(remote_gid(3)), 1u) << "a new request parks no more";
+  answer(sink.probes_sent[0], good_path(port_gid(), 1));  // it waited 1 s: the table is not coming soon
+  const TimePoint held = clock.now();
+  resolve_within(remote_gid(9), 60s);  // after the probe: into the schedule, not parked
+  // The nine parked ones, the last due at start + 45 s: an even schedule of (start + 45 s - held)
+  // / 9; the new one then by its own latest time, held + 45 s.
+  const Duration gap = (start + 45s - held) / 9;
+  std::vector<std::pair<PathQuery, TimePoint>> open;
+  std::vector<Duration> sent_at;
+  std::size_t most_in_flight = 0;
+  while (sent_at.size() < 10 && clock.now() - start < 60s) {
+    while (sent_at.size() < sink.sent.size()) {
+      open.emplace_back(sink.sent[sent_at.size()], clock.now());
+      sent_at.push_back(clock.now() - held);
+    }
+    most_in_flight = std::max(most_in_flight, open.size());
+    while (!open.empty() && clock.now() - open.front().second >= 20s) {
+      answer(open.front().first, good_path(*open.front().first.dgid, 100));
+      open.erase(open.begin());
+    }
+    advance(10ms);
+  }
+  ASSERT_EQ(sent_at.size(), 10u);
+  EXPECT_EQ(*sink.sent[0].dgid, remote_gid(100)) << "the earliest deadline first";
+  EXPECT_LE(held + sent_at[0], start + 35s) << "by its latest time";
+  for (std::size_t k = 0; k < 9; ++k) {
+    const Duration since = k == 0 ? sent_at[0] : sent_at[k] - sent_at[k - 1];
+    EXPECT_GE(since, gap - 20ms) << k << ": no sooner than the schedule";
+    EXPECT_LE(since, gap + 20ms) << k;
+  }
+  EXPECT_LE(held + sent_at[8], start + 45s) << "the parked ones by their latest time";
+  EXPECT_EQ(*sink.sent[9].dgid, remote_gid(9));
+  EXPECT_GE(sent_at[9], 45s - 20ms) << "the new one no sooner than its own schedule";
+  EXPECT_LE(sent_at[9], 45s + 20ms);
+  EXPECT_GE(most_in_flight, 4u) << "past the pacer's window of one";
   EXPECT_TRUE(sink.tables_sent.empty());
 }
 
-TEST_F(ResolverTableWaitTest, ALateGetKeepsItsPaceWhenAWaiterJoinsOrItIsLost) {
-  start_with_spread(3000);
-  resolve_within(remote_gid(1), 20s);
-  resolve_within(remote_gid(2), 20s);
+// A waiter joining a late GET does not make it a waited one; a late GET lost goes again ahead of
+// the late queue, its waiters having waited longest.
+TEST_F(ResolverTableWaitTest, ALateGetStaysLateWhenAWaiterJoinsAndItsRetryGoesFirst) {
+  sink.probes = true;
+  start_with_spread(10000);
+  resolve_within(remote_gid(1), 60s);
+  for (int i = 0; i < 1100 && sink.probes_sent.empty(); ++i) advance(10ms);
+  ASSERT_EQ(sink.probes_sent.size(), 1u);
+  advance(1s);
+  answer(sink.probes_sent[0], good_path(port_gid(), 1));  // held: remote 1 goes late, by its deadline
   while (sink.sent.empty()) advance(10ms);
-  const TimePoint first = clock.now();
-  resolve_within(remote_gid(2), 20s);  // joins the late job: no promotion past the pace
-  fail(sink.sent.back(), Error::timeout);  // its retry goes ahead of the late queue, at its pace
-  std::vector<std::pair<Gid, Duration>> sent;
-  while (sent.size() < 2 && clock.now() - first < 10s) {
-    advance(10ms);
-    while (sink.sent.size() > 1 + sent.size()) {
-      const PathQuery q = sink.sent[1 + sent.size()];
-      sent.emplace_back(*q.dgid, clock.now() - first);
-      answer(q, good_path(*q.dgid, 100));
-    }
-  }
-  ASSERT_EQ(sent.size(), 2u);
-  EXPECT_EQ(sent[0].first, remote_gid(1)) << "the retry of the lost GET: its waiters have waited longest";
-  EXPECT_GE(sent[0].second, 540ms);
-  EXPECT_EQ(sent[1].first, remote_gid(2));
-  EXPECT_GE(sent[1].second - sent[0].second, 540ms);
-}
-
-// Behind the other hosts' tables every answer is late (here 700 ms): the late GETs go at the late
-// share's pace, several in flight, not at the SaPacer's pace of one query per round trip. A lost
-// late GET hands them back to the pacer.
-TEST_F(ResolverTableWaitTest, LateGetsKeepTheLatePaceWhenAnswersComeLateUntilOneIsLost) {
-  start_with_spread(3000);
-  for (std::uint64_t i = 1; i <= 8; ++i) resolve_within(remote_gid(i), 20s);
-  const TimePoint start = clock.now();
-  std::vector<std::pair<PathQuery, TimePoint>> open;  // sent, answered 700 ms later
-  std::vector<Duration> sent_at;
-  std::size_t most_in_flight = 0;
-  while (sent_at.size() < 4 && clock.now() - start < 20s) {
-    advance(10ms);
-    while (sent_at.size() < sink.sent.size()) {
-      open.emplace_back(sink.sent[sent_at.size()], clock.now());
-      sent_at.push_back(clock.now() - start);
-    }
-    most_in_flight = std::max(most_in_flight, open.size());
-    while (!open.empty() && clock.now() - open.front().second >= 700ms) {
-      const PathQuery q = open.front().first;
-      open.erase(open.begin());
-      answer(q, good_path(*q.dgid, 100));
-    }
-  }
-  ASSERT_EQ(sent_at.size(), 4u);
-  for (std::size_t k = 1; k < sent_at.size(); ++k) EXPECT_LE(sent_at[k] - sent_at[k - 1], 680ms) << k;
-  EXPECT_GE(most_in_flight, 2u);
-
-  for (const auto& [q, at] : open) fail(q, Error::timeout);  // lost: the pacer holds them again
-  open.clear();
+  ASSERT_EQ(gets_for(remote_gid(1)), 1u);
+  resolve_within(remote_gid(2), 60s);  // queued late behind nothing in flight of its own
+  resolve_within(remote_gid(1), 60s);  // joins the late GET in flight: not sent again
+  EXPECT_EQ(gets_for(remote_gid(1)), 1u);
+  fail(sink.sent.front(), Error::timeout);  // lost: its retry goes ahead of remote 2
   const std::size_t before = sink.sent.size();
-  const TimePoint lost = clock.now();
-  bool answered = false;
-  while (!answered && clock.now() - lost < 20s) {
-    advance(10ms);
-    if (sink.sent.size() == before + 1 && open.empty()) open.emplace_back(sink.sent.back(), clock.now());
-    ASSERT_LE(sink.sent.size(), before + 1) << "one in flight at a time while the first is unanswered";
-    if (!open.empty() && clock.now() - open.front().second >= 700ms) {
-      answer(open.front().first, good_path(*open.front().first.dgid, 100));
-      answered = true;
-    }
-  }
-  EXPECT_TRUE(answered);
+  while (sink.sent.size() == before) advance(10ms);
+  EXPECT_EQ(*sink.sent[before].dgid, remote_gid(1)) << "the retry of the lost GET first";
 }
 
 TEST_F(ResolverTableWaitTest, WithoutPrefetchNothingWaits) {

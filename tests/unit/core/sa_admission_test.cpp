@@ -1,7 +1,7 @@
 // SaAdmission: the one send rule of a port's GETs. The in-flight cap is the pacer's window (at most
-// sa_max_inflight), the pacer's pace and the token bucket hold every kind, a late GET goes at its
-// own gap while the table is awaited and outside the pacer until one of them is lost, and an SM
-// change lets the next GET go at once.
+// sa_max_inflight), the pacer's pace and the token bucket hold every kind, a late GET goes when
+// its deadlines make it due while the table is awaited (only sa_max_inflight and the bucket hold
+// it then), and an SM change lets the next GET go at once.
 #include <gtest/gtest.h>
 
 #include "core/sa_admission.h"
@@ -25,7 +25,7 @@ Policy policy(std::uint32_t max_inflight = 64, double rate = 1000, std::uint32_t
 bool send(SaAdmission& a, Traffic kind, const SendLoad& load, TimePoint now) {
   auto when = a.earliest(kind, load, now);
   if (!when || *when > now) return false;
-  a.on_sent(kind, load, now);
+  a.on_sent(now);
   return true;
 }
 
@@ -42,7 +42,7 @@ TEST(SaAdmission, ThePaceHoldsTheNextGetAfterAnAnswer) {
   TimePoint now = at(1s);
   ASSERT_TRUE(send(a, Traffic::waited, {}, now));
   now += 10ms;
-  a.on_result(Traffic::waited, now - 10ms, now, false);  // srtt 10 ms: the next waits about that
+  a.on_result(now - 10ms, now, false);  // srtt 10 ms: the next waits about that
   ASSERT_TRUE(send(a, Traffic::waited, {}, now));
   const auto next = a.earliest(Traffic::waited, {}, now);
   ASSERT_TRUE(next.has_value());
@@ -61,45 +61,40 @@ TEST(SaAdmission, TheTokenBucketBoundsEveryKind) {
   ASSERT_TRUE(next.has_value());
   EXPECT_GT(*next, now + 99ms);  // 10 a second: the third token in 100 ms
   EXPECT_LE(*next, now + 101ms);
-  SendLoad awaited{.table_awaited = true, .late_gap = 1ms};
-  EXPECT_GT(*a.earliest(Traffic::late, awaited, now), now);  // a late GET needs a token too
+  SendLoad awaited{.table_awaited = true, .late_due = now};
+  EXPECT_GT(*a.earliest(Traffic::late, awaited, now), now);  // a late GET due now needs a token too
 }
 
-TEST(SaAdmission, LateGetsGoAtTheirGapOutsideThePacerWhileTheTableIsAwaited) {
+TEST(SaAdmission, ALateGetGoesWhenItIsDueWhateverThePacerSays) {
   SaAdmission a(policy(4), at(0s), 1);
-  const SendLoad awaited{.inflight = 3, .table_awaited = true, .late_gap = 500ms};
-  const TimePoint now = at(1s);
-  // The pacer's window (1) would hold a waited GET with 3 in flight; a late one goes up to sa_max_inflight.
-  EXPECT_FALSE(a.earliest(Traffic::waited, awaited, now).has_value());
-  ASSERT_TRUE(send(a, Traffic::late, awaited, now));
-  EXPECT_FALSE(a.eligible(Traffic::late, awaited, now + 499ms));  // a background GET may go meanwhile
-  EXPECT_TRUE(a.eligible(Traffic::late, awaited, now + 500ms));
-  EXPECT_EQ(*a.earliest(Traffic::late, awaited, now + 100ms), now + 500ms);
-  EXPECT_FALSE(a.earliest(Traffic::late, {.inflight = 4, .table_awaited = true, .late_gap = 500ms}, now).has_value());
-  // No table awaited: a late GET is any GET (its gap and the pacer's window apply as to the others).
-  EXPECT_TRUE(a.eligible(Traffic::late, {.inflight = 0}, now));
-  EXPECT_FALSE(a.earliest(Traffic::late, {.inflight = 3}, now + 1s).has_value());
-}
-
-TEST(SaAdmission, ALostLateGetPutsTheLateOnesUnderThePacerUntilOneIsAnswered) {
-  SaAdmission a(policy(4), at(0s), 1);
-  const SendLoad awaited{.inflight = 2, .table_awaited = true, .late_gap = 0ms};
-  const TimePoint now = at(1s);
-  ASSERT_TRUE(a.earliest(Traffic::late, awaited, now).has_value());
-  a.on_result(Traffic::late, now - 2s, now, true);
-  EXPECT_FALSE(a.earliest(Traffic::late, awaited, now).has_value());  // the window (1) holds it now
-  a.on_result(Traffic::late, now - 1ms, now, false);
-  EXPECT_TRUE(a.earliest(Traffic::late, awaited, now).has_value());
-  a.on_result(Traffic::late, now - 2s, now, true);
-  a.on_table_wanted();  // a new table: its late GETs start outside the pacer again
-  EXPECT_TRUE(a.earliest(Traffic::late, awaited, now).has_value());
+  TimePoint now = at(1s);
+  ASSERT_TRUE(send(a, Traffic::waited, {}, now));
+  now += 2s;
+  a.on_result(now - 2s, now, false);  // srtt 2 s: the pacer's next GET waits about that
+  ASSERT_TRUE(send(a, Traffic::waited, {}, now));
+  const TimePoint paced = *a.earliest(Traffic::waited, {.inflight = 0}, now);
+  ASSERT_GT(paced, now + 500ms);
+  const SendLoad due_soon{.inflight = 0, .table_awaited = true, .late_due = now + 100ms};
+  EXPECT_EQ(*a.earliest(Traffic::late, due_soon, now), now + 100ms) << "its deadlines, before the pace";
+  EXPECT_FALSE(a.eligible(Traffic::late, due_soon, now)) << "not yet: a background GET may go meanwhile";
+  EXPECT_TRUE(a.eligible(Traffic::late, due_soon, now + 100ms));
+  const SendLoad due_late{.inflight = 0, .table_awaited = true, .late_due = now + 60s};
+  EXPECT_EQ(*a.earliest(Traffic::late, due_late, now), now + 60s) << "not sooner: the table may bring it first";
+  // Due, it goes past the pacer's window (1 here), up to sa_max_inflight only.
+  const SendLoad due_now{.inflight = 3, .table_awaited = true, .late_due = now};
+  EXPECT_FALSE(a.earliest(Traffic::waited, due_now, now).has_value());
+  EXPECT_EQ(*a.earliest(Traffic::late, due_now, now), now);
+  EXPECT_FALSE(a.earliest(Traffic::late, {.inflight = 4, .table_awaited = true, .late_due = now}, now).has_value());
+  // No table awaited: a late GET is any GET.
+  EXPECT_FALSE(a.earliest(Traffic::late, {.inflight = 3, .table_awaited = false, .late_due = now}, now).has_value());
+  EXPECT_EQ(*a.earliest(Traffic::late, {.inflight = 0, .table_awaited = false, .late_due = now}, now), paced);
 }
 
 TEST(SaAdmission, AnSmChangeLetsTheNextGetGoAtOnce) {
   SaAdmission a(policy(), at(0s), 1);
   TimePoint now = at(1s);
   ASSERT_TRUE(send(a, Traffic::waited, {}, now));
-  a.on_result(Traffic::waited, now - 2s, now, true);  // lost: its lifetime stands in for the round trip
+  a.on_result(now - 2s, now, true);  // lost: its lifetime stands in for the round trip
   ASSERT_TRUE(send(a, Traffic::waited, {}, now));
   ASSERT_GT(*a.earliest(Traffic::waited, {}, now), now);
   a.on_sm_changed(now);
