@@ -84,7 +84,8 @@ void Resolver::Impl::start_revalidation(PathCache::Index i) {
 }
 
 SendLoad Resolver::Impl::send_load() const {
-  return {.inflight = inflight.size(), .table_awaited = awaiting_table(), .late_due = late_due()};
+  const bool awaited = awaiting_table();  // late_due() only matters then (SaAdmission)
+  return {.inflight = inflight.size(), .table_awaited = awaited, .late_due = awaited ? late_due() : std::nullopt};
 }
 
 bool Resolver::Impl::live_front(SendQueue& queue) {

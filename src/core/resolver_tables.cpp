@@ -152,10 +152,11 @@ bool Resolver::Impl::park_for_table(JobId id, const Pending& p) {
 }
 
 // The requests that could not wait for the table have deadlines, and nothing else says when their
-// GETs must go: behind the other hosts' tables the SaPacer holds them as long as the SA's queue
-// is long, so each is due by an even schedule that sends the queued ones, in order, each by its
-// latest time. The k-th of them, latest at L_k, allows (L_k - late_from) / k a GET; the schedule
-// takes the least. No SA speed is assumed: the pacer sends them sooner when the SA allows.
+// GETs must go: the table will bring their paths, and behind the other hosts' tables the SaPacer
+// would hold them as long as the SA's queue is long. So each is due by an even schedule that
+// sends the queued ones, in order, each by its latest time, and not sooner. The k-th of them,
+// latest at L_k, allows (L_k - late_from) / k a GET; the schedule takes the least. No SA speed
+// is assumed.
 std::optional<TimePoint> Resolver::Impl::late_due() const {
   const SendQueue& queue = send_queue(Traffic::late);
   std::optional<Duration> gap;
