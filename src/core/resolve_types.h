@@ -32,6 +32,9 @@ struct ResolveRequest {
   std::optional<std::uint64_t> service_id;
   std::optional<std::uint16_t> qos_class;  // 12 bits
   std::optional<std::uint8_t> tclass;      // never a policy criterion: echoed in the answer
+  // Who asks: the peer uid of a socket client; nullopt for the kernel and the daemon itself. The
+  // waited GETs are sent round robin among requesters (core/fair_queue.h).
+  std::optional<std::uint32_t> requester;
 };
 
 struct ResolveResult {

@@ -77,7 +77,7 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   if (m.port_active) {
     const SendLoad load = m.send_load();
     for (Traffic kind : kTrafficByPriority) {
-      if (m.send_queue(kind).empty()) continue;
+      if (m.queue_empty(kind)) continue;
       if (auto at = m.admission.earliest(kind, load, m.now())) consider(*at);
     }
   }
@@ -96,10 +96,8 @@ Stats Resolver::stats() const {
 
 Resolver::TableSizes Resolver::table_sizes() const {
   const Impl& m = *impl_;
-  std::size_t queued = 0;
-  for (const SendQueue& queue : m.send_queues) queued += queue.size();
   return {.pending = m.pending.size(), .deadlines = m.deadlines.size(), .jobs = m.jobs.size(),
-          .queued = queued, .lid_failures = m.lid_failures.size()};
+          .queued = m.queued(), .lid_failures = m.lid_failures.size()};
 }
 
 const Policy& Resolver::policy() const { return impl_->policy; }
@@ -262,11 +260,13 @@ void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
     if (job.state == JobState::table_wait) shorten_table_wait(job_id, p);
     if (job.state == JobState::queued && job.traffic == Traffic::background) {  // promoted (a late one keeps its pace)
       job.traffic = Traffic::waited;
-      send_queue(Traffic::waited).emplace_back(job_id, job.queue_seq);
-      compact_queue(send_queue(Traffic::waited));
+      job.requester = p.request.requester;
+      waited_queue.push_back(job.requester, {job_id, job.queue_seq});
+      compact_waited();
     }
   } else {
     job_id = create_job(key);
+    jobs.at(job_id).requester = p.request.requester;
     if (!park_for_table(job_id, p)) enqueue(job_id, true);
   }
   ++stats.misses;

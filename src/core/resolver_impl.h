@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/backoff.h"
+#include "core/fair_queue.h"
 #include "core/neighbour_table.h"
 #include "core/path_cache.h"
 #include "core/resolver.h"
@@ -74,6 +75,7 @@ struct Job {
   // awaited (release_retries).
   Traffic traffic = Traffic::waited;
   bool for_cache = false;       // revalidation or prefetch: wanted even without waiters
+  Requester requester;          // whose turn a waited GET of it takes: the waiter that made it waited
   bool renews_in_use = false;   // a path in use whose LIDs moved: the GetTable waits for it
   TimePoint retry_at{};
   TimePoint sent_at{};          // of the query in flight
@@ -145,12 +147,18 @@ struct Resolver::Impl {
   void enqueue(JobId id, bool urgent) { enqueue(id, urgent ? Traffic::waited : Traffic::background); }
   void enqueue_for_cache(const JobKey& key);  // a background job (revalidation, prefetch)
   void compact_queue(SendQueue& queue);
+  void compact_waited();
   // A send-queue item is live while its job is queued under that item's seq (not re-queued since).
   bool live(JobId id, std::uint64_t seq) const {
     auto it = jobs.find(id);
     return it != jobs.end() && it->second.state == JobState::queued && it->second.queue_seq == seq;
   }
   bool live_front(SendQueue& queue);  // drops the dead items at its front: is one left?
+  // The queue of a traffic kind, the waited one fair among requesters (pump, next_wakeup).
+  bool live_front(Traffic kind);      // the next item to send, dead ones dropped: is one left?
+  JobId pop_front(Traffic kind);      // takes it (after live_front(kind))
+  bool queue_empty(Traffic kind) const;
+  std::size_t queued() const;         // items in all queues, dead ones included
   void remember_lid_failure(const LidKey& key, TimePoint until, Error error);
   void start_revalidation(PathCache::Index i);
   SendLoad send_load() const;  // what the admission needs of our state now
@@ -249,7 +257,9 @@ struct Resolver::Impl {
   using MinHeap = std::priority_queue<Timed, std::vector<Timed>, std::greater<>>;
   std::set<Timed> deadlines;  // (deadline, RequestId) of every pending request, and nothing else
   MinHeap retries;    // (retry_at, JobId)
-  std::array<SendQueue, kTrafficByPriority.size()> send_queues;  // by Traffic
+  // By Traffic; the waited GETs are in waited_queue instead, round robin among their requesters.
+  std::array<SendQueue, kTrafficByPriority.size()> send_queues;
+  FairQueue waited_queue;
   SendQueue& send_queue(Traffic t) { return send_queues[static_cast<std::size_t>(t)]; }
   const SendQueue& send_queue(Traffic t) const { return send_queues[static_cast<std::size_t>(t)]; }
   std::deque<PathKey> revalidation_schedule;  // most recently used first

@@ -57,6 +57,11 @@ void Resolver::Impl::enqueue(JobId id, Traffic traffic, bool at_head) {
   job.state = JobState::queued;
   job.traffic = traffic;
   ++job.queue_seq;
+  if (traffic == Traffic::waited) {
+    if (at_head) waited_queue.push_front(job.requester, {id, job.queue_seq});
+    else waited_queue.push_back(job.requester, {id, job.queue_seq});
+    return compact_waited();
+  }
   SendQueue& queue = send_queue(traffic);
   if (traffic == Traffic::late && !live_front(queue)) late_from = now();  // the late GETs' schedule starts
   if (at_head) queue.emplace_front(id, job.queue_seq); else queue.emplace_back(id, job.queue_seq);
@@ -74,6 +79,11 @@ void Resolver::Impl::enqueue_for_cache(const JobKey& key) {
 void Resolver::Impl::compact_queue(SendQueue& queue) {
   if (queue.size() <= 2 * jobs.size() + 64) return;
   std::erase_if(queue, [this](const std::pair<JobId, std::uint64_t>& item) { return !live(item.first, item.second); });
+}
+
+void Resolver::Impl::compact_waited() {
+  if (waited_queue.size() <= 2 * jobs.size() + 64) return;
+  waited_queue.compact([this](const FairQueue::Item& item) { return live(item.first, item.second); });
 }
 
 void Resolver::Impl::start_revalidation(PathCache::Index i) {
@@ -97,6 +107,29 @@ bool Resolver::Impl::live_front(SendQueue& queue) {
   return false;
 }
 
+bool Resolver::Impl::live_front(Traffic kind) {
+  if (kind != Traffic::waited) return live_front(send_queue(kind));
+  return waited_queue.live_front([this](const FairQueue::Item& item) { return live(item.first, item.second); });
+}
+
+JobId Resolver::Impl::pop_front(Traffic kind) {
+  if (kind == Traffic::waited) return waited_queue.pop_front().first;
+  SendQueue& queue = send_queue(kind);
+  const JobId id = queue.front().first;
+  queue.pop_front();
+  return id;
+}
+
+bool Resolver::Impl::queue_empty(Traffic kind) const {
+  return kind == Traffic::waited ? waited_queue.empty() : send_queue(kind).empty();
+}
+
+std::size_t Resolver::Impl::queued() const {
+  std::size_t n = waited_queue.size();
+  for (const SendQueue& queue : send_queues) n += queue.size();
+  return n;
+}
+
 // The highest-priority queue with a live item that the admission lets be picked now goes first;
 // when the admission holds its next GET, nothing goes until next_wakeup().
 void Resolver::Impl::pump() {
@@ -105,17 +138,14 @@ void Resolver::Impl::pump() {
     const SendLoad load = send_load();
     const TimePoint t = now();
     const auto kind = std::find_if(kTrafficByPriority.begin(), kTrafficByPriority.end(), [&](Traffic k) {
-      return admission.eligible(k, load, t) && live_front(send_queue(k));
+      return admission.eligible(k, load, t) && live_front(k);
     });
     if (kind == kTrafficByPriority.end()) return;
     const std::optional<TimePoint> at = admission.earliest(*kind, load, t);
     if (!at || *at > t) return;
     admission.on_sent(t);
     if (*kind == Traffic::late) late_from = t;
-    SendQueue& queue = send_queue(*kind);
-    const JobId id = queue.front().first;
-    queue.pop_front();
-    send_query(id);
+    send_query(pop_front(*kind));
   }
 }
 
