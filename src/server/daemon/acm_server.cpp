@@ -198,13 +198,14 @@ class AcmConnection : public Connection {
     return name != nullptr && !name->empty() && *name == host_name();
   }
 
-  void resolve(const acm::Tid& tid, const core::ResolveRequest& request) {
+  void resolve(const acm::Tid& tid, core::ResolveRequest request) {
     if (outstanding_.size() >= kMaxAcmOutstanding || !take_pending_share()) {
       answer_error(acm::Opcode::resolve, tid, acm::Status::enomem);  // ACM's `overloaded`
       return;
     }
     std::uint64_t key = next_key_++;
     outstanding_.emplace(key, 0);
+    request.requester = peer().uid;  // its misses queue for the SA fairly with other users'
     // `this` outlives the request: every outstanding request is cancelled before destruction.
     core::RequestId id = server_.router_.resolve(
         request, [this, key, tid](core::RequestId, const core::ResolveResult& result) {

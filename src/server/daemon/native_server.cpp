@@ -132,9 +132,11 @@ class NativeConnection : public Connection {
     }
     if (!take_pending_share()) return reply_empty(id, Op::resolve, Status::overloaded);
     outstanding_.emplace(id, Outstanding{});
+    core::ResolveRequest resolve = decoded.value();
+    resolve.requester = peer().uid;  // its misses queue for the SA fairly with other users'
     // `this` outlives the request: every outstanding request is cancelled before destruction.
     core::RequestId request = router().resolve(
-        decoded.value(), [this, id](core::RequestId, const core::ResolveResult& result) {
+        resolve, [this, id](core::RequestId, const core::ResolveResult& result) {
           complete(id, result);
         });
     if (auto it = outstanding_.find(id); it != outstanding_.end()) it->second.request = request;
