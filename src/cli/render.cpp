@@ -70,8 +70,20 @@ std::string key_values(const std::vector<std::pair<std::string, std::string>>& i
 void flatten(const json& obj, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
   for (const auto& [key, value] : obj.items()) {
     std::string name = prefix.empty() ? key : prefix + "." + key;
-    if (value.is_object()) flatten(value, name, out);
-    else out.emplace_back(name, scalar(value));
+    if (value.is_object()) {
+      flatten(value, name, out);
+    } else if (value.is_array() && !value.empty() && value.front().is_object()) {
+      // A list of objects (the top users): one group each, named by its uid when it has one.
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        const json& item = value[i];
+        const auto uid = item.is_object() ? item.find("uid") : item.end();
+        json rest = item;
+        if (rest.is_object()) rest.erase("uid");
+        flatten(rest, name + "[" + (uid != item.end() ? "uid " + uid->dump() : std::to_string(i)) + "]", out);
+      }
+    } else {
+      out.emplace_back(name, scalar(value));
+    }
   }
 }
 
@@ -331,6 +343,29 @@ std::string stats_prometheus(const json& stats) {
     if (!value.is_number() && !value.is_object()) continue;
     prometheus_help(out, metric);
     prometheus_series(out, metric, value, "");
+  }
+  // The users who asked the most (stats "server.users"): series labelled uid, the rest summed in
+  // uid="other". Which uids appear can change between scrapes; their count is bounded by ibatd.
+  const json::json_pointer users_at("/server/users");
+  if (stats.contains(users_at) && stats.at(users_at).is_object()) {
+    const json& users = stats.at(users_at);
+    const Metric per_user[] = {
+        {"ibat_user_resolves_total", "counter", "Resolve requests (either socket) of this uid handed to a Resolver; only the uids that asked the most, the rest as uid=\"other\"."},
+        {"ibat_user_resolves_refused_total", "counter", "Resolve requests of this uid answered overloaded at once: it had max_pending_per_uid pending."},
+        {"ibat_user_pending_resolves", "gauge", "Resolve requests of this uid handed to a Resolver and not yet completed."},
+        {"ibat_user_connections_open", "gauge", "Connections (either socket) of this uid open."},
+        {"ibat_user_connections_refused_total", "counter", "Connections of this uid closed at once: it had max_connections_per_uid open."},
+    };
+    const char* fields[] = {"resolves", "resolves_refused", "pending", "connections", "connections_refused"};
+    for (std::size_t i = 0; i < std::size(fields); ++i) {
+      prometheus_help(out, per_user[i]);
+      if (auto top = users.find("top"); top != users.end() && top->is_array())
+        for (const json& u : *top)
+          if (u.contains("uid") && u.contains(fields[i]))
+            prometheus_series(out, per_user[i], u[fields[i]], "uid=\"" + u["uid"].dump() + "\"");
+      if (auto others = users.find("others"); others != users.end() && others->contains(fields[i]))
+        prometheus_series(out, per_user[i], (*others)[fields[i]], "uid=\"other\"");
+    }
   }
   // Each port's state and its SA's silence, for alerts (a port not active, an SA not answering):
   // `ibat health` judges by the same two fields.

@@ -33,6 +33,7 @@ class AcmServer {
   void set_max_connections(std::uint32_t max_connections, std::uint32_t max_connections_per_uid);
   void set_ceiling(ReplyCeiling* ceiling) { sockets_.set_ceiling(ceiling); }
   void set_pending_shares(PendingShares* shares) { sockets_.set_pending_shares(shares); }
+  void set_user_counters(UserCounters* users) { sockets_.set_user_counters(users); }
   // Stops accepting, removes the socket file, closes every connection (pending requests cancelled).
   void close() { sockets_.abort_all(); }
 

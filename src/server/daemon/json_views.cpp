@@ -89,6 +89,25 @@ json stats_json(const core::Stats& s, const fabric::FabricStats& f, const Server
   };
 }
 
+json users_json(const UserCounters::Top& top, const PendingShares& pending) {
+  auto counts = [](const UserCounters::Counts& c, std::uint64_t held) {
+    return json{{"resolves", c.resolves}, {"resolves_refused", c.resolves_refused}, {"pending", held},
+                {"connections", c.connections}, {"connections_refused", c.connections_refused}};
+  };
+  json users = json::array();
+  std::uint64_t shown_pending = 0;
+  for (const auto& [uid, c] : top.users) {
+    const std::uint32_t held = pending.held(uid);
+    shown_pending += held;
+    json item = counts(c, held);
+    item["uid"] = uid;
+    users.push_back(std::move(item));
+  }
+  json others = counts(top.others, pending.total() - shown_pending);
+  others["uids"] = top.other_uids;
+  return json{{"top", std::move(users)}, {"others", std::move(others)}};
+}
+
 json paths_json(const std::vector<core::CacheEntryView>& entries) {
   json out = json::array();
   for (const auto& e : entries) {

@@ -12,6 +12,8 @@
 #include "core/resolver.h"
 #include "core/stats.h"
 #include "fabric/fabric_options.h"
+#include "server/daemon/pending_shares.h"
+#include "server/daemon/user_counters.h"
 
 namespace ibat::server {
 
@@ -48,6 +50,11 @@ struct ServerCounters {
 // "uptime_s" and ibatd's "version".
 nlohmann::json stats_json(const core::Stats& core, const fabric::FabricStats& fabric,
                           const ServerCounters& server, std::chrono::seconds uptime);
+
+// The users who asked the most ("top": uid, resolves, resolves_refused, pending, connections,
+// connections_refused, most resolves asked first) and every other uid summed ("others", with
+// "uids": how many tracked ones it sums; untracked uids past UserCounters::kTrackedUids add to it).
+nlohmann::json users_json(const UserCounters::Top& top, const PendingShares& pending);
 
 // One object per cache entry: sgid, dgid, pkey, state, and when a path is known dlid, slid, sl,
 // mtu (bytes), rate (Gb/s), pkt_life, age_ms, idle_ms; last_error when not ok.

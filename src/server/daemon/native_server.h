@@ -53,6 +53,7 @@ class NativeServer {
   void set_limits(const NativeLimits& limits);
   void set_ceiling(ReplyCeiling* ceiling) { sockets_.set_ceiling(ceiling); }
   void set_pending_shares(PendingShares* shares) { sockets_.set_pending_shares(shares); }
+  void set_user_counters(UserCounters* users) { sockets_.set_user_counters(users); }
 
   // Sends `event` to every WATCH stream.
   void publish(const nlohmann::json& event);

@@ -194,6 +194,7 @@ void Service::start() {
   busy_poll_.set_window(std::chrono::microseconds(config_.server.busy_poll_us));
   native_.set_ceiling(&reply_ceiling_);
   native_.set_pending_shares(&pending_shares_);
+  native_.set_user_counters(&user_counters_);
   native_.listen(config_.server.socket, config_.server.socket_mode, native_limits());
   spdlog::info("listening on {} (native protocol)", config_.server.socket);
   if (config_.server.shared_table) open_table();
@@ -201,6 +202,7 @@ void Service::start() {
     acm_ = std::make_unique<AcmServer>(loop_, router_, counters_);
     acm_->set_ceiling(&reply_ceiling_);
     acm_->set_pending_shares(&pending_shares_);
+    acm_->set_user_counters(&user_counters_);
     acm_->listen(config_.server.acm_socket, config_.server.socket_mode, config_.server.max_connections,
                  config_.server.max_connections_per_uid);
     spdlog::info("listening on {} (ACM protocol)", config_.server.acm_socket);
@@ -441,6 +443,7 @@ std::string Service::stats_json() const {
   }
   auto uptime = std::chrono::duration_cast<std::chrono::seconds>(steady_clock::now() - started_);
   nlohmann::json out = server::stats_json(total, fabric, counters_, uptime);  // the host's totals
+  out["server"]["users"] = users_json(user_counters_.top(UserCounters::kReportedUids), pending_shares_);
   out["ports"] = ports_json();
   out["local_sa"] = local_sa_json(local_sa_ ? local_sa_->stats() : kernel::LocalSaStats{});
   out["kernel_neighbours"] = kernel_neighbours_json(kernel_neighbours_ ? kernel_neighbours_->stats()

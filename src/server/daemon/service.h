@@ -133,6 +133,7 @@ class Service {
   std::function<bool(const PeerCredentials&)> may_administer_;
   ReplyCeiling reply_ceiling_;  // both sockets' unread replies: before the servers, which use it
   PendingShares pending_shares_;  // both sockets' pending requests per uid: likewise
+  UserCounters user_counters_;    // both sockets' requests and connections per uid: likewise
   NativeServer native_;
   std::unique_ptr<AcmServer> acm_;
   std::unique_ptr<kernel::LocalSaResponder> local_sa_;  // the kernel's local SA, where it can run

@@ -108,11 +108,14 @@ bool Connection::can_reply() { return !over_queue_limit(); }
 
 bool Connection::take_pending_share() {
   PendingShares* shares = server_.shares_;
+  UserCounters* users = server_.users_;
   if (!shares || shares->take(peer_.uid)) {
     ++server_.counters_.pending;
+    if (users) users->on_resolve(peer_.uid);
     return true;
   }
   ++server_.counters_.pending_refused_per_uid;
+  if (users) users->on_resolve_refused(peer_.uid);
   if (client_log_limiter().allow("request refused per uid"))
     spdlog::warn("{}: refusing a request of pid {} uid {}: the uid has {} pending (max_pending_per_uid)",
                  server_.name_, peer_.pid, peer_.uid, shares->held(peer_.uid));
@@ -219,12 +222,14 @@ void SocketServer::accept() {
     } else if (const auto of_uid = connections_by_uid_.find(read_peer_credentials(socket.native_handle()).uid);
                of_uid != connections_by_uid_.end() && of_uid->second >= limits_.max_connections_per_uid) {
       ++counters_.refused_per_uid;
+      if (users_) users_->on_connection_refused(of_uid->first);
       if (client_log_limiter().allow("connection refused per uid"))
         spdlog::warn("{}: refusing a connection of uid {}: it has {} open (max_connections_per_uid)", name_,
                      of_uid->first, of_uid->second);
     } else {
       std::shared_ptr<Connection> connection = make_(std::move(socket));
       ++connections_by_uid_[connection->peer().uid];
+      if (users_) users_->on_connect(connection->peer().uid);
       connections_.emplace(connection.get(), connection);
       ++counters_.connections_total;
       counters_.connections = connections_.size();
@@ -258,6 +263,7 @@ void SocketServer::forget(Connection* connection) {
   if (connections_.erase(connection) != 0) {
     auto it = connections_by_uid_.find(connection->peer().uid);
     if (it != connections_by_uid_.end() && --it->second == 0) connections_by_uid_.erase(it);
+    if (users_) users_->on_disconnect(connection->peer().uid);
   }
   counters_.connections = connections_.size();
   resume_accepting();  // its descriptor is free again

@@ -26,6 +26,7 @@
 #include "server/daemon/peer_credentials.h"
 #include "server/daemon/pending_shares.h"
 #include "server/daemon/reply_ceiling.h"
+#include "server/daemon/user_counters.h"
 
 namespace ibat::server {
 
@@ -133,6 +134,8 @@ class SocketServer {
   void set_ceiling(ReplyCeiling* ceiling) { ceiling_ = ceiling; }
   // The daemon's per-uid shares of pending requests, shared with its other socket (none: no share).
   void set_pending_shares(PendingShares* shares) { shares_ = shares; }
+  // The daemon's counts per peer uid, shared with its other socket (none: not counted).
+  void set_user_counters(UserCounters* users) { users_ = users; }
 
   // Stops accepting and removes the socket file; every connection flushes what it has queued and
   // closes. `done` runs once all are closed.
@@ -159,6 +162,7 @@ class SocketServer {
   SocketLimits limits_;
   ReplyCeiling* ceiling_ = nullptr;
   PendingShares* shares_ = nullptr;
+  UserCounters* users_ = nullptr;
   std::string path_;
   std::optional<asio::local::stream_protocol::acceptor> acceptor_;
   // Out of descriptors: no accept is armed until a connection closes (or the timer retries).

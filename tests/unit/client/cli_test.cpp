@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -159,7 +160,11 @@ void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
                                    R"("fabric":{"mads_sent":9,"sm_changes":1,"sa_gettables_sent":2,"sa_gettables_answered":2,)"
                                    R"("sa_table_records":44,"sa_table_bytes":3216,"oversized_mads":0},"server":{"connections":1,)"
                                    R"("connections_total":4,"acm_connections":2,"acm_errors":3,)"
-                                   R"("clients_pending":6,"pending_refused_per_uid":8},)"
+                                   R"("clients_pending":6,"pending_refused_per_uid":8,)"
+                                   R"("users":{"top":[{"uid":1000,"resolves":40,"resolves_refused":8,"pending":5,)"
+                                   R"("connections":3,"connections_refused":0},{"uid":0,"resolves":2,"resolves_refused":0,)"
+                                   R"("pending":1,"connections":1,"connections_refused":0}],"others":{"uids":0,"resolves":0,)"
+                                   R"("resolves_refused":0,"pending":0,"connections":0,"connections_refused":0}}},)"
                                    R"("busy_poll":{"window_us":50,"spells":11,"caught":10,"polled_s":0.25,"crowded_stops":3}})");
   } else if (op == protocol::Op::paths) {
     protocol::append_paths_reply(out, f.header.id, protocol::PathsPage{0,
@@ -434,6 +439,17 @@ TEST(Cli, StatsPrometheusFollowsTheConventions) {
   EXPECT_NE(r.out.find("# TYPE ibat_pending_refused_per_uid_total counter\nibat_pending_refused_per_uid_total 8\n"),
             std::string::npos)
       << r.out;
+  // The users who asked the most, labelled uid, the rest as uid="other".
+  EXPECT_NE(r.out.find("# TYPE ibat_user_resolves_total counter\nibat_user_resolves_total{uid=\"1000\"} 40\n"
+                       "ibat_user_resolves_total{uid=\"0\"} 2\nibat_user_resolves_total{uid=\"other\"} 0\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("ibat_user_resolves_refused_total{uid=\"1000\"} 8\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# TYPE ibat_user_pending_resolves gauge\nibat_user_pending_resolves{uid=\"1000\"} 5\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("ibat_user_connections_open{uid=\"1000\"} 3\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ibat_user_connections_refused_total{uid=\"0\"} 0\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_busy_poll_seconds_total 0.25\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_busy_poll_crowded_stops_total 3\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("ibat_fabric_sm_changes"), std::string::npos) << "a duplicate of ibat_sm_changes_total";
@@ -450,8 +466,19 @@ TEST(Cli, StatsTextAndPathsTable) {
   FakeServer server(fake_daemon);
   CliRun stats = ibat({"--socket", server.path(), "stats"});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
-  EXPECT_NE(stats.out.find("failures.timeout:               1\n"), std::string::npos) << stats.out;
-  EXPECT_NE(stats.out.find("resolves:                       5\n"), std::string::npos) << stats.out;
+  // One "key: value" line each, the values in one column.
+  auto has_line = [&](const std::string& key, const std::string& value) {
+    std::istringstream lines(stats.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind(key + ":", 0) != 0) continue;
+      const std::size_t at = line.find_first_not_of(' ', key.size() + 1);
+      return at != std::string::npos && line.substr(at) == value;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has_line("failures.timeout", "1")) << stats.out;
+  EXPECT_TRUE(has_line("resolves", "5")) << stats.out;
+  EXPECT_TRUE(has_line("server.users.top[uid 1000].resolves_refused", "8")) << stats.out;
   FakeServer server2(fake_daemon);
   CliRun paths = ibat({"--socket", server2.path(), "paths"});
   ASSERT_EQ(paths.exit_code, 0) << paths.err;

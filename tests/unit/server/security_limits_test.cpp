@@ -545,6 +545,17 @@ TEST_F(Limits, PendingRequestsOfOneUidBeyondItsShareAreOverloadedWhileAnotherUid
   root.resolve(3, gid(0xA), /*cache_only=*/true);
   EXPECT_EQ(root.status_of(3), Status::ok);
   EXPECT_EQ(server_counters().clients_pending, 3u);
+
+  // STATS names who asked what: uid 0 first (6 taken in, 3 refused, 3 pending, 4 connections),
+  // then uid 65534 (3 taken in on both sockets, 2 connections).
+  const nlohmann::json users =
+      nlohmann::json::parse(on_loop([this] { return service_->stats_json(); }))["server"]["users"];
+  ASSERT_EQ(users["top"].size(), 2u) << users.dump();
+  EXPECT_EQ(users["top"][0], (nlohmann::json{{"uid", 0}, {"resolves", 6}, {"resolves_refused", 3}, {"pending", 3},
+                                             {"connections", 4}, {"connections_refused", 0}}));
+  EXPECT_EQ(users["top"][1], (nlohmann::json{{"uid", 65534}, {"resolves", 3}, {"resolves_refused", 0}, {"pending", 0},
+                                             {"connections", 2}, {"connections_refused", 0}}));
+  EXPECT_EQ(users["others"]["uids"], 0);
 }
 
 // Every share taken is given back once: on an SA answer, a CANCEL, and the close of a native and
