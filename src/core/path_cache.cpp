@@ -113,31 +113,34 @@ PathCache::Index PathCache::allocate() {
   return next_unused_++;
 }
 
-PathCache::Index PathCache::add_unlinked(const PathKey& key, TimePoint now) {
+PathCache::Index PathCache::add_unlinked(const PathKey& key, TimePoint now, Owner owner) {
   Index i = allocate();
   CacheEntry& e = at(i);
   e = CacheEntry{};
   e.key = key;
   e.produced = now;
   e.used = now;
+  e.owner = owner;
+  count_owner(owner, true);
   ++size_;
   slot_insert(by_key_, i, &PathCache::key_hash);
   return i;
 }
 
-PathCache::Index PathCache::insert(const PathKey& key, TimePoint now) {
-  Index i = add_unlinked(key, now);
+PathCache::Index PathCache::insert(const PathKey& key, TimePoint now, Owner owner) {
+  Index i = add_unlinked(key, now, owner);
   link_front(i);
   return i;
 }
 
-PathCache::Index PathCache::insert_least_recent(const PathKey& key, TimePoint now) {
-  Index i = add_unlinked(key, now);
+PathCache::Index PathCache::insert_least_recent(const PathKey& key, TimePoint now, Owner owner) {
+  Index i = add_unlinked(key, now, owner);
   link_back(i);
   return i;
 }
 
 void PathCache::erase(Index i) {
+  count_owner(at(i).owner, false);
   unindex_lid(i);
   slot_erase(by_key_, i, &PathCache::key_hash);
   unlink(i);
@@ -163,9 +166,19 @@ void PathCache::unindex_lid(Index i) {
   e.flags &= static_cast<std::uint8_t>(~CacheEntry::kLidIndexed);
 }
 
-void PathCache::touch(Index i, TimePoint now) {
-  at(i).used = now;
-  at(i).flags |= CacheEntry::kUsed;
+void PathCache::touch(Index i, TimePoint now, Owner owner) {
+  CacheEntry& e = at(i);
+  e.used = now;
+  e.flags |= CacheEntry::kUsed;
+  if (e.owner != owner) {
+    count_owner(e.owner, false);
+    count_owner(owner, true);
+    e.owner = owner;
+  }
+  pass_over(i);
+}
+
+void PathCache::pass_over(Index i) {
   if (head_ == i) return;
   unlink(i);
   link_front(i);
@@ -175,6 +188,24 @@ PathCache::Index PathCache::lru_victim() const {
   for (Index i = tail_; i != npos; i = at(i).lru_prev)
     if (!at(i).pinned()) return i;
   return npos;
+}
+
+void PathCache::count_owner(Owner owner, bool added) {
+  if (owner == kNoOwner) {
+    added ? ++held_unowned_ : --held_unowned_;
+    return;
+  }
+  if (added) {
+    ++by_owner_[owner];
+  } else if (auto it = by_owner_.find(owner); it != by_owner_.end() && --it->second == 0) {
+    by_owner_.erase(it);
+  }
+}
+
+std::uint32_t PathCache::held_by(Owner owner) const {
+  if (owner == kNoOwner) return held_unowned_;
+  auto it = by_owner_.find(owner);
+  return it == by_owner_.end() ? 0 : it->second;
 }
 
 std::size_t PathCache::memory_bytes() const {

@@ -2,12 +2,15 @@
 // Entries live in fixed-size chunks (stable indices, no per-entry allocation), are found through
 // open-addressing hash indexes of 32-bit slots (by key, and by (local GID, DLID, P_Key) for
 // resolve-by-LID), and are linked in an LRU list. About 140 bytes per entry including both
-// indexes, as measured by bench/ (docs/performance.md). Policy (what to evict, states) is the Resolver's.
+// indexes, as measured by bench/ (docs/performance.md). Each entry names its owner, who used it
+// last, and the cache counts each owner's entries. Policy (what to evict, states) is the Resolver's.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
@@ -45,6 +48,12 @@ struct CompactPath {
   PathRecord unpack(const PathKey& key) const;
 };
 
+// Who used an entry last: a local uid, or kNoOwner (the kernel's requests, the daemon's own: a
+// table, a snapshot, a neighbour).
+using Owner = std::uint32_t;
+constexpr Owner kNoOwner = UINT32_MAX;  // (uid_t)-1 is no user's uid
+inline Owner owner_of(const std::optional<std::uint32_t>& requester) { return requester.value_or(kNoOwner); }
+
 struct CacheEntry {
   static constexpr std::uint8_t kPinned = 1;     // a query job exists: never evicted
   static constexpr std::uint8_t kScheduled = 2;  // waiting in the revalidation schedule
@@ -61,6 +70,7 @@ struct CacheEntry {
   EntryState state = EntryState::resolving;
   Error last_error = Error::ok;
   std::uint8_t flags = 0;
+  Owner owner = kNoOwner;  // in the padding: the entry stays 104 bytes
 
   bool has_path() const {
     return state == EntryState::valid || state == EntryState::stale || state == EntryState::provisional;
@@ -80,19 +90,25 @@ class PathCache {
   // The entry indexed under (sgid, dlid, pkey), or npos.
   Index find_by_lid(const Gid& sgid, Lid dlid, Pkey pkey) const;
 
-  // Inserts a new entry (state resolving) at the most recently used end. Key must be absent.
-  Index insert(const PathKey& key, TimePoint now);
+  // Inserts a new entry (state resolving) of `owner` at the most recently used end. Key must be absent.
+  Index insert(const PathKey& key, TimePoint now, Owner owner = kNoOwner);
   // The same at the least recently used end: an entry nobody asked for yet (prefetch).
-  Index insert_least_recent(const PathKey& key, TimePoint now);
+  Index insert_least_recent(const PathKey& key, TimePoint now, Owner owner = kNoOwner);
   void erase(Index i);
   // Indexes the entry under its path's DLID, replacing any other entry indexed there. The path's
   // DLID must not change while indexed: unindex first.
   void index_lid(Index i);
   void unindex_lid(Index i);
-  // Marks the entry used now and moves it to the most recently used end.
-  void touch(Index i, TimePoint now);
+  // Marks the entry used now by `owner` (its owner from now on) and moves it to the most recently
+  // used end.
+  void touch(Index i, TimePoint now, Owner owner = kNoOwner);
+  // Moves the entry to the most recently used end without marking it used: an eviction passed it over.
+  void pass_over(Index i);
   // Least recently used entry that is not pinned, or npos.
   Index lru_victim() const;
+  // Entries `owner` holds; owners holding any.
+  std::uint32_t held_by(Owner owner) const;
+  std::size_t owners() const { return by_owner_.size() + (held_unowned_ > 0 ? 1 : 0); }
 
   std::size_t size() const { return size_; }
   // Bytes held by the entry chunks and the hash index.
@@ -127,10 +143,15 @@ class PathCache {
   void slot_erase(SlotTable& t, Index i, HashOf hash);
 
   Index allocate();
-  Index add_unlinked(const PathKey& key, TimePoint now);  // a new entry in the key index, not yet in the LRU list
+  Index add_unlinked(const PathKey& key, TimePoint now, Owner owner);  // a new entry in the key index, not yet in the LRU list
   void link_front(Index i);
   void link_back(Index i);
   void unlink(Index i);
+  void count_owner(Owner owner, bool added);
+
+  // Entries per owner; kNoOwner's apart (every entry of a table or a kernel-only host: no hashing).
+  std::unordered_map<Owner, std::uint32_t> by_owner_;
+  std::uint32_t held_unowned_ = 0;
 
   std::vector<std::unique_ptr<CacheEntry[]>> chunks_;
   SlotTable by_key_;

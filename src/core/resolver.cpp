@@ -198,7 +198,7 @@ ResolveResult Resolver::Impl::served(const CacheEntry& e) const {
 void Resolver::Impl::resolve_gid(RequestId id, Pending&& p, const PathKey& key, bool may_hold) {
   PathCache::Index i = cache.find(key);
   if (i != PathCache::npos) {
-    cache.touch(i, now());
+    cache.touch(i, now(), owner_of(p.request.requester));
     CacheEntry& e = cache.at(i);
     if (!p.request.force_sa) {
       if (refresh_servable(e)) {
@@ -265,8 +265,7 @@ void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
       compact_waited();
     }
   } else {
-    job_id = create_job(key);
-    jobs.at(job_id).requester = p.request.requester;
+    job_id = create_job(key, p.request.requester);
     if (!park_for_table(job_id, p)) enqueue(job_id, true);
   }
   ++stats.misses;

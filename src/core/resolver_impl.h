@@ -137,7 +137,7 @@ struct Resolver::Impl {
   void settle();                         // send what can be sent, then run the outbox
 
   // resolver_jobs.cpp: jobs, queries, results.
-  JobId create_job(const JobKey& key);
+  JobId create_job(const JobKey& key, Requester requester = std::nullopt);
   void destroy_job(JobId id);
   bool abandoned(const Job& job) const { return job.waiters.empty() && !job.for_cache; }
   void drop_if_abandoned(JobId id);  // a query nobody waits for any more is not sent
@@ -177,8 +177,13 @@ struct Resolver::Impl {
   void ask_revalidation(const PathKey& key, CacheEntry& e);  // a background GET for a cached path
   void restart_or_drop_job(JobId id);  // flush: the answer in flight is no longer wanted
   void requeue_inflight();             // port down: queries wait for the port to come back
-  PathCache::Index ensure_entry(const PathKey& key);
-  void make_room();
+  PathCache::Index ensure_entry(const PathKey& key, Owner owner = kNoOwner);
+  // Room for one more entry of `asking` within the capacity (docs/design.md §3 item 5): the least
+  // recently used entry goes unless another requester is using it (within kInUse) and holds no
+  // more than its share of the capacity; such an entry is passed over. After kPassOverBudget passed
+  // over, or with every entry pinned, the cache goes over capacity for now.
+  void make_room(Owner asking = kNoOwner);
+  bool shielded_from(const CacheEntry& e, Owner asking) const;
   void flush_outbox();
 
   // resolver_tables.cpp: the subnet's paths in one GetTable (Policy::prefetch).
@@ -286,6 +291,9 @@ struct Resolver::Impl {
   double in_use_draw = 0;         // in [0, 1): this host's place in the subnet's in-use window
   // A path used this recently is in use: after a LID move it is renewed by GET ahead of the table.
   static constexpr Duration kInUse = std::chrono::seconds(60);
+  // Entries one make_room() passes over (moved to the recent end) before it gives up: a miss's cost
+  // stays bounded, and the next call goes on where this one stopped.
+  static constexpr std::size_t kPassOverBudget = 64;
   // What a GET costs the SA in paths of a table, with the tables' margin: 6 x 4 us (the
   // default table_spread_paths_per_s) = 24 us against OpenSM's 17 us per query + 3.33 us a path.
   static constexpr double kGetCostPaths = 6.0;

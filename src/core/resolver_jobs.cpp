@@ -17,14 +17,15 @@ std::size_t KeyHash::operator()(const LidKey& k) const noexcept {
   return hash_value(PathKey{k.sgid, Gid{}, k.pkey, k.qos}) ^ (std::size_t{k.dlid.value} * 0x9E3779B97F4A7C15ULL);
 }
 
-JobId Resolver::Impl::create_job(const JobKey& key) {
+JobId Resolver::Impl::create_job(const JobKey& key, Requester requester) {
   JobId id = next_job++;
   Job job;
   job.key = key;
+  job.requester = requester;
   jobs.emplace(id, std::move(job));
   job_by_key.emplace(key, id);
   if (!key.by_lid) {
-    CacheEntry& e = cache.at(ensure_entry(key.path_key()));
+    CacheEntry& e = cache.at(ensure_entry(key.path_key(), owner_of(requester)));
     e.flags |= CacheEntry::kPinned;
     // A gone entry keeps failing at once while it is re-checked (trap 64 sets resolving itself).
     if (!e.has_path() && e.state != EntryState::gone) e.state = EntryState::resolving;
@@ -198,13 +199,14 @@ void Resolver::on_query_result(QueryId query, const QueryResult& result) {
 void Resolver::Impl::accept(JobId id, const PathRecord& path) {
   Job& job = jobs.at(id);
   const JobKey jkey = job.key;
+  const Owner owner = owner_of(job.requester);
   std::vector<RequestId> waiters = std::move(job.waiters);
   PathKey key = jkey.by_lid ? PathKey{jkey.sgid, path.dgid, jkey.pkey, jkey.qos} : jkey.path_key();
   if (jkey.by_lid) destroy_job(id);
 
-  PathCache::Index i = ensure_entry(key);
+  PathCache::Index i = ensure_entry(key, owner);
   store_path(i, path);
-  if (!waiters.empty()) cache.touch(i, now());
+  if (!waiters.empty()) cache.touch(i, now(), owner);
   ResolveResult result = served(cache.at(i));
   if (!jkey.by_lid) destroy_job(id);
   for (RequestId w : waiters) complete_detached(w, result);
@@ -413,20 +415,34 @@ void Resolver::Impl::requeue_inflight() {
   }
 }
 
-PathCache::Index Resolver::Impl::ensure_entry(const PathKey& key) {
+PathCache::Index Resolver::Impl::ensure_entry(const PathKey& key, Owner owner) {
   PathCache::Index i = cache.find(key);
   if (i != PathCache::npos) return i;
-  make_room();
-  return cache.insert(key, now());
+  make_room(owner);
+  return cache.insert(key, now(), owner);
 }
 
-void Resolver::Impl::make_room() {
+void Resolver::Impl::make_room(Owner asking) {
+  std::size_t passed = 0;
   while (cache.size() >= policy.capacity) {
     PathCache::Index victim = cache.lru_victim();
     if (victim == PathCache::npos) return;  // everything is busy: exceed capacity for now
+    if (shielded_from(cache.at(victim), asking)) {
+      if (++passed > kPassOverBudget) return;
+      cache.pass_over(victim);
+      continue;
+    }
     ++stats.evictions;
     cache.erase(victim);
   }
+}
+
+// Each requester holding entries, `asking` counted too, may keep capacity / their number of the
+// entries it uses; what it holds beyond that, or no longer uses, is anyone's to push out.
+bool Resolver::Impl::shielded_from(const CacheEntry& e, Owner asking) const {
+  if (e.owner == asking || !(e.flags & CacheEntry::kUsed) || now() - e.used >= kInUse) return false;
+  const std::size_t holders = cache.owners() + (cache.held_by(asking) == 0 ? 1 : 0);
+  return cache.held_by(e.owner) <= policy.capacity / holders;
 }
 
 }  // namespace ibat::core

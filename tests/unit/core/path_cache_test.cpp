@@ -67,6 +67,37 @@ TEST(PathCache, LruVictimIsLeastRecentlyUsedAndNeverPinned) {
   EXPECT_EQ(cache.lru_victim(), PathCache::npos);
 }
 
+TEST(PathCache, EachOwnersEntriesAreCountedThroughInsertTouchAndErase) {
+  PathCache cache;
+  TimePoint t{1s};
+  const PathCache::Index a = cache.insert(key_of(1), t, 1000);
+  cache.insert(key_of(2), t, 1000);
+  cache.insert_least_recent(key_of(3), t);  // a table's: no owner
+  EXPECT_EQ(cache.held_by(1000), 2u);
+  EXPECT_EQ(cache.held_by(kNoOwner), 1u);
+  EXPECT_EQ(cache.owners(), 2u);
+  cache.touch(a, t, 1001);  // used by another: it is that one's now
+  EXPECT_EQ(cache.at(a).owner, 1001u);
+  EXPECT_EQ(cache.held_by(1000), 1u);
+  EXPECT_EQ(cache.held_by(1001), 1u);
+  EXPECT_EQ(cache.owners(), 3u);
+  cache.erase(a);
+  cache.erase(cache.find(key_of(3)));
+  EXPECT_EQ(cache.held_by(1001), 0u);
+  EXPECT_EQ(cache.owners(), 1u);  // no owner left behind with nothing held
+}
+
+TEST(PathCache, PassOverMovesAnEntryToTheRecentEndAndLeavesItUnused) {
+  PathCache cache;
+  const PathCache::Index oldest = cache.insert(key_of(1), TimePoint{1s});
+  cache.insert(key_of(2), TimePoint{2s});
+  ASSERT_EQ(cache.lru_victim(), oldest);
+  cache.pass_over(oldest);
+  EXPECT_EQ(cache.lru_victim(), cache.find(key_of(2)));
+  EXPECT_EQ(cache.at(oldest).used, TimePoint{1s});
+  EXPECT_FALSE(cache.at(oldest).flags & CacheEntry::kUsed);
+}
+
 TEST(PathCache, LidIndexFindsTheLatestEntryForADlid) {
   PathCache cache;
   auto a = cache.insert(key_of(1), TimePoint{});
