@@ -6,10 +6,10 @@ add_executable(e2e_table_client ${CMAKE_CURRENT_SOURCE_DIR}/e2e_table_client.c)
 target_link_libraries(e2e_table_client PRIVATE ibat ibat_warnings)
 
 foreach(test cli libibat acm librdmacm sigterm snapshot neigh_watch local_sa quiet_log quiet shared_table prefetch multi_rail hotplug qos
-    hca_events notify)
+    hca_events notify fair_users)
   add_test(NAME e2e.${test} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e_${test}.sh)
   set_tests_properties(e2e.${test} PROPERTIES LABELS lab TIMEOUT 150
-    ENVIRONMENT "IBAT_LAB=${IBAT_LAB};IBAT_TOPOLOGY_DIR=${IBAT_TOPOLOGY_DIR};IBATD=$<TARGET_FILE:ibatd>;IBAT_CLI=$<TARGET_FILE:ibat_cli>;E2E_LIBIBAT_CLIENT=$<TARGET_FILE:e2e_libibat_client>;KERNEL_TWIN=$<TARGET_FILE:ibat-kernel-twin>;E2E_TABLE_CLIENT=$<TARGET_FILE:e2e_table_client>")
+    ENVIRONMENT "IBAT_LAB=${IBAT_LAB};IBAT_TOPOLOGY_DIR=${IBAT_TOPOLOGY_DIR};IBATD=$<TARGET_FILE:ibatd>;IBAT_CLI=$<TARGET_FILE:ibat_cli>;E2E_LIBIBAT_CLIENT=$<TARGET_FILE:e2e_libibat_client>;KERNEL_TWIN=$<TARGET_FILE:ibat-kernel-twin>;IBAT_LOAD=$<TARGET_FILE:ibat-load>;E2E_TABLE_CLIENT=$<TARGET_FILE:e2e_table_client>")
 endforeach()
 # e2e.quiet waits out a 120 s idle window and up to 90 s for the routine SM check.
 set_tests_properties(e2e.quiet PROPERTIES TIMEOUT 400)
@@ -20,3 +20,6 @@ set_tests_properties(e2e.prefetch PROPERTIES TIMEOUT 300)
 # a loaded CI run, past the default 150 s when the machine is busier still.
 set_tests_properties(e2e.multi_rail PROPERTIES TIMEOUT 400)
 set_tests_properties(e2e.qos PROPERTIES TIMEOUT 300)
+# e2e.fair_users holds a 70 x 1,024 flood for the 14 s of the other user's and the kernel's requests:
+# 91 s alone.
+set_tests_properties(e2e.fair_users PROPERTIES TIMEOUT 300)
