@@ -5,6 +5,7 @@
 // each socket, and counted); an ACM client past its in-flight cap gets ENOMEM answers; a uid past
 // its share of pending requests (both sockets) is answered `overloaded` while another uid is
 // served, and every share it took comes back.
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <spdlog/sinks/base_sink.h>
@@ -618,6 +619,72 @@ TEST_F(Limits, ALowerPendingShareOnReloadAppliesToTheNextRequest) {
   c.resolve(3, gid(0x1003));
   EXPECT_EQ(c.status_of(3), Status::overloaded);
   EXPECT_EQ(server_counters().clients_pending, 2u);
+}
+
+// The bytes the process's heap holds now: the sanitizer's count when there is one (its RSS also
+// holds the quarantine of freed memory), else malloc's.
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes() __attribute__((weak));
+std::size_t live_heap_bytes() {
+  if (__sanitizer_get_current_allocated_bytes != nullptr) return __sanitizer_get_current_allocated_bytes();
+  const struct mallinfo2 m = ::mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+// Waits until `fd` has something to read or its peer closed it, without reading: the daemon has
+// handled what was sent before (its reply came) or cut the connection.
+bool answered_or_closed(int fd) {
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  return ::poll(&p, 1, 10'000) == 1;
+}
+
+// 2,000 connections of one uid that never read: max_connections_per_uid lets 512 in, and 40 of
+// those ask for 4 MiB of replies each (40,000 cache hits), 160 MiB in all. The daemon's reply
+// ceiling (8 MiB here) cuts the connection holding the most each time it is passed, so the heap
+// grows by less than the ceiling plus each connection's own buffers; another user is served.
+TEST_F(Limits, TwoThousandNonReadingConnectionsOfOneUidStayUnderTheCeilingAndAnotherUserIsServed) {
+  if (!can_switch_user()) GTEST_SKIP() << "needs root to switch uid";
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 8192));
+  ::setrlimit(RLIMIT_NOFILE, &files);
+  if (files.rlim_cur < 3000) GTEST_SKIP() << "needs 3,000 file descriptors";
+  config_.server.max_queued_bytes_total = 8u << 20;
+  start();
+  Client root(config_.server.socket);
+  warm(root, 1, gid(0xA), 10);
+
+  std::vector<std::uint8_t> hits;  // 40,000 cache hits: about 4 MiB of replies
+  for (std::uint32_t id = 0; id < 40'000; ++id) {
+    core::ResolveRequest r;
+    r.target = gid(0xA);
+    r.cache_only = true;
+    protocol::append_resolve_request(hits, id, r);
+  }
+  const std::size_t heap_before = live_heap_bytes();
+  std::size_t heap_peak = heap_before;
+  std::vector<std::unique_ptr<Client>> hogs;
+  std::vector<std::uint8_t> stats;
+  protocol::append_empty_request(stats, 1, Op::stats);
+  for (int n = 0; n < 2000; ++n) {
+    auto hog = std::make_unique<Client>(config_.server.socket);
+    ASSERT_TRUE(hog->connected()) << n;
+    // Blocks until the daemon has read it all; fails once it cut or refused the connection.
+    hog->send(n < 40 ? hits : stats);
+    ASSERT_TRUE(answered_or_closed(hog->fd())) << n;
+    heap_peak = std::max(heap_peak, live_heap_bytes());
+    hogs.push_back(std::move(hog));
+  }
+
+  const ServerStats s = server_counters();
+  EXPECT_GT(s.cut_over_ceiling, 0u);
+  // Root's own connection counts as its uid's; each connection cut freed a place.
+  EXPECT_EQ(s.connections_refused_per_uid, 2000u + 1u - 512u - s.cut_over_ceiling);
+  // The ceiling, plus 128 KiB for each connection's 64 KiB read buffer, socket and bookkeeping.
+  EXPECT_LT(heap_peak - heap_before, (8u << 20) + 512u * (128u << 10)) << "bytes of heap growth";
+  Client nobody(connect_as(config_.server.socket, Identity{}));
+  ASSERT_TRUE(nobody.connected());
+  nobody.resolve(1, gid(0xA), /*cache_only=*/true);
+  EXPECT_EQ(nobody.status_of(1), Status::ok);
 }
 
 }  // namespace
