@@ -153,6 +153,12 @@ struct Resolver::Impl {
     auto it = jobs.find(id);
     return it != jobs.end() && it->second.state == JobState::queued && it->second.queue_seq == seq;
   }
+  // The same test of a queue's item, for every send queue (SendQueue and FairQueue items alike).
+  auto live_item() const {
+    return [this](const FairQueue::Item& item) { return live(item.first, item.second); };
+  }
+  // A queue holding more items than this is swept of its dead ones: each stays within 2 x jobs + 64.
+  bool needs_sweep(std::size_t items) const { return items > 2 * jobs.size() + 64; }
   bool live_front(SendQueue& queue);  // drops the dead items at its front: is one left?
   // The queue of a traffic kind, the waited one fair among requesters (pump, next_wakeup).
   bool live_front(Traffic kind);      // the next item to send, dead ones dropped: is one left?

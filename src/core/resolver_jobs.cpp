@@ -78,13 +78,11 @@ void Resolver::Impl::enqueue_for_cache(const JobKey& key) {
 // Items of destroyed or re-queued jobs are skipped when they reach the front; a queue that holds
 // mostly such items is swept, so that each queue stays within 2 x jobs + 64 items.
 void Resolver::Impl::compact_queue(SendQueue& queue) {
-  if (queue.size() <= 2 * jobs.size() + 64) return;
-  std::erase_if(queue, [this](const std::pair<JobId, std::uint64_t>& item) { return !live(item.first, item.second); });
+  if (needs_sweep(queue.size())) std::erase_if(queue, std::not_fn(live_item()));
 }
 
 void Resolver::Impl::compact_waited() {
-  if (waited_queue.size() <= 2 * jobs.size() + 64) return;
-  waited_queue.compact([this](const FairQueue::Item& item) { return live(item.first, item.second); });
+  if (needs_sweep(waited_queue.size())) waited_queue.compact(live_item());
 }
 
 void Resolver::Impl::start_revalidation(PathCache::Index i) {
@@ -110,7 +108,7 @@ bool Resolver::Impl::live_front(SendQueue& queue) {
 
 bool Resolver::Impl::live_front(Traffic kind) {
   if (kind != Traffic::waited) return live_front(send_queue(kind));
-  return waited_queue.live_front([this](const FairQueue::Item& item) { return live(item.first, item.second); });
+  return waited_queue.live_front(live_item());
 }
 
 JobId Resolver::Impl::pop_front(Traffic kind) {
