@@ -35,14 +35,24 @@ class FairQueue {
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }  // items, dead ones included
   std::size_t requesters() const { return fifos_.size(); }
+  // The most items taken for other requesters between the queueing of an item whose requester had
+  // nothing queued and its taking. Round robin bounds it by the requesters then queued, less one,
+  // however long their queues (what a test of the fairness can assert without a clock).
+  std::uint64_t lone_wait_max() const { return lone_wait_max_; }
 
  private:
   using Key = std::uint64_t;
+  struct Fifo {
+    std::deque<Item> items;
+    std::optional<std::uint64_t> lone_since;  // pops_ when its front item came to an empty FIFO
+  };
   static Key key_of(Requester r) { return r ? Key{*r} : Key{1} << 32; }
-  std::deque<Item>& fifo_for(Key k);  // creates it at the back of the turns
-  std::unordered_map<Key, std::deque<Item>> fifos_;
+  Fifo& fifo_for(Key k);  // creates it at the back of the turns, its item to come a lone one
+  std::unordered_map<Key, Fifo> fifos_;
   std::deque<Key> turns_;  // the requesters with items, whose turn first
   std::size_t size_ = 0;
+  std::uint64_t pops_ = 0;
+  std::uint64_t lone_wait_max_ = 0;
 };
 
 }  // namespace ibat::core

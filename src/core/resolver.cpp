@@ -91,6 +91,7 @@ Stats Resolver::stats() const {
   s.inflight = impl_->inflight.size();
   s.neighbours = impl_->neighbours.size();
   s.sa_window = impl_->admission.window();
+  s.sa_turns_waited_max = impl_->waited_queue.lone_wait_max();
   return s;
 }
 

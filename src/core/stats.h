@@ -40,9 +40,13 @@ struct Stats {
   std::uint64_t lid_changes = 0;
   std::uint64_t neighbours = 0;        // gauge
   std::uint64_t sa_window = 0;         // gauge: queries the SaPacer lets be in flight now
+  // gauge: the most waited GETs sent for other requesters ahead of a requester's only queued GET
+  // (core::FairQueue::lone_wait_max): fair turns bound it by the requesters waiting, less one
+  std::uint64_t sa_turns_waited_max = 0;
 
   // A host's total over its ports. Every counter and gauge adds up except `neighbours`: each port
-  // holds the same neighbour table, so the total keeps one port's count.
+  // holds the same neighbour table, so the total keeps one port's count; and the high-water mark
+  // `sa_turns_waited_max`, whose total is the largest port's.
   Stats& operator+=(const Stats& o) {
     for (std::size_t i = 0; i < failures_by_reason.size(); ++i) failures_by_reason[i] += o.failures_by_reason[i];
     for (auto [mine, theirs] : {std::pair{&resolves, &o.resolves}, {&cache_hits, &o.cache_hits},
@@ -61,6 +65,7 @@ struct Stats {
                                 {&lid_changes, &o.lid_changes}, {&sa_window, &o.sa_window}})
       *mine += *theirs;
     neighbours = std::max(neighbours, o.neighbours);
+    sa_turns_waited_max = std::max(sa_turns_waited_max, o.sa_turns_waited_max);
     return *this;
   }
 };

@@ -6,8 +6,9 @@
 # queue for the SA (sa_rate 1,000/s: half a minute of them), uid 1 resolves one new real
 # destination a second and the kernel twin asks for another one a second as IPoIB. Every one of
 # those gets a path to the destination's LID, none `overloaded` or timed out: their GETs take turns with
-# the flood's (core::FairQueue) instead of queueing behind it. STATS names the flooder first, with
-# its refusals.
+# the flood's (core::FairQueue) instead of queueing behind it, each sent after at most one GET of
+# each other requester (sa_turns_waited_max, a count, not a clock). STATS names the flooder first,
+# with its refusals.
 source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/e2e_lib.sh"
 TWIN=${KERNEL_TWIN:-$BIN/ibat-kernel-twin}
@@ -79,6 +80,13 @@ for g in got:
 print("ok: kernel (IPoIB): %d of %d answered with the destination's LID" % (len(got), len(lid)))
 PY
 pass "under a 70 x 1,024 flood of uid 65534, uid 1 and the kernel are answered, each with the destination's LID"
+
+# Each of uid 1's and the kernel's GETs went within one turn of each other requester with GETs
+# queued (uid 65534 and the other of the two): ibatd counts the most GETs sent for others ahead of
+# a requester's only queued GET. Queued behind the flood instead, one would wait thousands.
+turns=$(cli d stats --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["sa_turns_waited_max"])')
+((turns <= 2)) || fail "a lone GET waited for $turns GETs of other requesters (fair turns: at most 2)"
+pass "no requester's only queued GET waited for more than $turns GETs of others (at most 2: one of each)"
 
 users=$(users)
 python3 - "$users" <<'PY' || fail "STATS per uid: $users"

@@ -31,9 +31,7 @@ class AcmServer {
   void listen(const std::string& path, std::uint32_t mode, std::uint32_t max_connections,
               std::uint32_t max_connections_per_uid);
   void set_max_connections(std::uint32_t max_connections, std::uint32_t max_connections_per_uid);
-  void set_ceiling(ReplyCeiling* ceiling) { sockets_.set_ceiling(ceiling); }
-  void set_pending_shares(PendingShares* shares) { sockets_.set_pending_shares(shares); }
-  void set_user_counters(UserCounters* users) { sockets_.set_user_counters(users); }
+  void set_users(const SharedUsers& users) { sockets_.set_users(users); }
   // Stops accepting, removes the socket file, closes every connection (pending requests cancelled).
   void close() { sockets_.abort_all(); }
 

@@ -173,6 +173,7 @@ const std::vector<KeySpec>& key_specs() {
                  StringRule::group_name, true),
       int_key("server", "max_connections", [](DaemonConfig& c) -> FieldPtr { return &c.server.max_connections; },
               1, 65'536),
+      int_key("server", "admin_share", [](DaemonConfig& c) -> FieldPtr { return &c.server.admin_share; }, 1, 64),
       int_key("server", "max_connections_per_uid",
               [](DaemonConfig& c) -> FieldPtr { return &c.server.max_connections_per_uid; }, 1, 65'536),
       int_key("server", "max_outstanding_per_connection",
@@ -184,6 +185,8 @@ const std::vector<KeySpec>& key_specs() {
               1 << 30),
       int_key("server", "max_queued_bytes_total",
               [](DaemonConfig& c) -> FieldPtr { return &c.server.max_queued_bytes_total; }, 1 << 20, 0xFFFF'FFFFLL),
+      int_key("server", "max_queued_bytes_per_uid",
+              [](DaemonConfig& c) -> FieldPtr { return &c.server.max_queued_bytes_per_uid; }, 1 << 17, 0xFFFF'FFFFLL),
       bool_key("server", "shared_table", [](DaemonConfig& c) -> FieldPtr { return &c.server.shared_table; }, false),
       int_key("server", "busy_poll_us", [](DaemonConfig& c) -> FieldPtr { return &c.server.busy_poll_us; }, 0, 1000),
       // [snapshot]

@@ -23,6 +23,9 @@ struct ServerOptions {
   std::uint32_t socket_mode = 0666;             // permission bits of both socket files
   std::string admin_group;                      // may NEIGH_ADD/DEL and FLUSH besides root; empty: root only
   std::uint32_t max_connections = 1024;
+  // Root and admin_group members get this many times each per-uid limit below (connections,
+  // pending requests, queued reply bytes); 1: the same as every user.
+  std::uint32_t admin_share = 1;
   std::uint32_t max_connections_per_uid = 512;  // of one uid, root too: one user never takes them all
   std::uint32_t max_outstanding_per_connection = 1024;
   // Resolve requests of one uid (root too) pending at once, both sockets together: half of the
@@ -33,6 +36,9 @@ struct ServerOptions {
   // Unsent replies of every connection of both sockets together; beyond: the one holding the most
   // is cut. A fixed size, not a share of the host: 64 connections at their own cap.
   std::uint32_t max_queued_bytes_total = 256u << 20;
+  // Unsent replies of one uid's connections, both sockets together; beyond: that uid's connection
+  // holding the most is cut. Half the total, as max_pending_per_uid is half of max_pending.
+  std::uint32_t max_queued_bytes_per_uid = 128u << 20;
   bool shared_table = true;  // publish valid paths in <socket>.table for libibat (docs/shared-table.md)
   // After answering a client that asks again at once, poll this long before sleeping (BusyPoll); 0: off.
   std::uint32_t busy_poll_us = 50;

@@ -31,6 +31,8 @@ struct SocketCounters {
   std::uint64_t writes = 0;              // socket writes started (one batch of replies each)
   std::uint64_t cut_over_ceiling = 0;    // closed: held the most unread replies when the daemon's
                                          // total passed server.max_queued_bytes_total
+  std::uint64_t cut_over_uid_share = 0;  // closed: held the most of its uid's unread replies when
+                                         // the uid's total passed server.max_queued_bytes_per_uid
 };
 
 // Counters of the daemon's sockets, reported with the core and fabric ones.

@@ -51,9 +51,7 @@ class NativeServer {
   // starts accepting. Throws std::runtime_error naming the path on failure.
   void listen(const std::string& path, std::uint32_t mode, const NativeLimits& limits);
   void set_limits(const NativeLimits& limits);
-  void set_ceiling(ReplyCeiling* ceiling) { sockets_.set_ceiling(ceiling); }
-  void set_pending_shares(PendingShares* shares) { sockets_.set_pending_shares(shares); }
-  void set_user_counters(UserCounters* users) { sockets_.set_user_counters(users); }
+  void set_users(const SharedUsers& users) { sockets_.set_users(users); }
 
   // Sends `event` to every WATCH stream.
   void publish(const nlohmann::json& event);

@@ -3,9 +3,9 @@
 
 namespace ibat::server {
 
-bool PendingShares::take(uid_t uid) {
+bool PendingShares::take(uid_t uid, std::uint32_t shares) {
   auto [it, inserted] = held_.try_emplace(uid, 0);
-  if (it->second >= per_uid_) return false;  // not a new entry: a share is at least 1
+  if (it->second >= std::uint64_t{per_uid_} * shares) return false;  // not a new entry: a share is at least 1
   ++it->second;
   ++total_;
   return true;

@@ -19,8 +19,9 @@ class PendingShares {
   // A lower share refuses a uid's new requests until its pending ones drop below it.
   void set_limit(std::uint32_t per_uid) { per_uid_ = per_uid; }
 
-  // One more pending request of `uid`; false (nothing taken) when it already holds its share.
-  bool take(uid_t uid);
+  // One more pending request of `uid`, whose share is `shares` x the per-uid limit (root and
+  // admin_group may have more than one); false (nothing taken) when it already holds its share.
+  bool take(uid_t uid, std::uint32_t shares = 1);
   // One pending request of `uid` completed, was cancelled or its connection closed.
   void give_back(uid_t uid);
 

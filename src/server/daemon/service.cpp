@@ -80,13 +80,11 @@ Service::Service(asio::io_context& loop, const DaemonConfig& config, const std::
       make_fabric_(std::move(make_fabric)),
       admin_gid_(resolve_admin_group(config.server.admin_group)),
       may_administer_(std::move(may_administer)),
-      reply_ceiling_(config.server.max_queued_bytes_total),
+      reply_ceiling_(config.server.max_queued_bytes_total, config.server.max_queued_bytes_per_uid),
       pending_shares_(config.server.max_pending_per_uid),
       native_(loop, router_,
               NativeHooks{[this] { return stats_json(); },
-                          [this](const PeerCredentials& peer) {
-                            return may_administer_ ? may_administer_(peer) : is_privileged(peer, admin_gid_);
-                          },
+                          [this](const PeerCredentials& peer) { return privileged(peer); },
                           [this] { refresh_table(); },
                           [this](const protocol::TableHits& hits) { on_table_hits(hits); },
                           &clock_},
@@ -192,17 +190,13 @@ void Service::start() {
     }
   }
   busy_poll_.set_window(std::chrono::microseconds(config_.server.busy_poll_us));
-  native_.set_ceiling(&reply_ceiling_);
-  native_.set_pending_shares(&pending_shares_);
-  native_.set_user_counters(&user_counters_);
+  native_.set_users(shared_users());
   native_.listen(config_.server.socket, config_.server.socket_mode, native_limits());
   spdlog::info("listening on {} (native protocol)", config_.server.socket);
   if (config_.server.shared_table) open_table();
   if (!config_.server.acm_socket.empty()) {
     acm_ = std::make_unique<AcmServer>(loop_, router_, counters_);
-    acm_->set_ceiling(&reply_ceiling_);
-    acm_->set_pending_shares(&pending_shares_);
-    acm_->set_user_counters(&user_counters_);
+    acm_->set_users(shared_users());
     acm_->listen(config_.server.acm_socket, config_.server.socket_mode, config_.server.max_connections,
                  config_.server.max_connections_per_uid);
     spdlog::info("listening on {} (ACM protocol)", config_.server.acm_socket);
@@ -245,6 +239,16 @@ void Service::start_kernel_neighbours() {
 NativeLimits Service::native_limits() const {
   return NativeLimits{config_.server.max_connections, config_.server.max_outstanding_per_connection,
                       config_.server.max_queued_bytes_per_connection, config_.server.max_connections_per_uid};
+}
+
+bool Service::privileged(const PeerCredentials& peer) const {
+  return may_administer_ ? may_administer_(peer) : is_privileged(peer, admin_gid_);
+}
+
+SharedUsers Service::shared_users() {
+  return SharedUsers{&reply_ceiling_, &pending_shares_, &user_counters_, [this](const PeerCredentials& peer) {
+                       return privileged(peer) ? config_.server.admin_share : 1u;
+                     }};
 }
 
 void Service::open_table() {
@@ -377,7 +381,9 @@ void Service::reload(const DaemonConfig& next) {
   config_.server.max_outstanding_per_connection = next.server.max_outstanding_per_connection;
   config_.server.max_queued_bytes_per_connection = next.server.max_queued_bytes_per_connection;
   config_.server.max_queued_bytes_total = next.server.max_queued_bytes_total;
-  reply_ceiling_.set_limit(config_.server.max_queued_bytes_total);
+  config_.server.max_queued_bytes_per_uid = next.server.max_queued_bytes_per_uid;
+  reply_ceiling_.set_limits(config_.server.max_queued_bytes_total, config_.server.max_queued_bytes_per_uid);
+  config_.server.admin_share = next.server.admin_share;  // for connections from here on
   config_.server.max_pending_per_uid = next.server.max_pending_per_uid;
   pending_shares_.set_limit(config_.server.max_pending_per_uid);  // pending ones stay; new ones meet it
   config_.server.busy_poll_us = next.server.busy_poll_us;

@@ -112,6 +112,8 @@ class Service {
   nlohmann::json ports_json() const;
   void schedule_snapshot();
   NativeLimits native_limits() const;
+  bool privileged(const PeerCredentials& peer) const;  // root or admin_group (or the injected rule)
+  SharedUsers shared_users();  // what both sockets share about their users
   void start_local_sa();
   void start_kernel_neighbours();
   void open_table();

@@ -32,6 +32,7 @@ Connection::Connection(SocketServer& server, stream_protocol::socket socket, Str
       socket_(std::move(socket)),
       style_(style),
       peer_(read_peer_credentials(socket_.native_handle())),
+      shares_(server.shares_of(peer_)),
       in_(style.read_chunk) {}
 
 void Connection::drain() {
@@ -42,7 +43,7 @@ void Connection::drain() {
 void Connection::abort() {
   if (closed_) return;
   closed_ = true;
-  if (server_.ceiling_) server_.ceiling_->hold(this, 0);
+  if (server_.users_.ceiling) server_.users_.ceiling->hold(this, peer_.uid, 0);
   on_close();
   asio::error_code ignored;
   socket_.close(ignored);
@@ -92,24 +93,29 @@ void Connection::cut_off(const char* why) {
 // A closed connection may outlive its server (a write's handler holds it): it touches nothing.
 bool Connection::report_queued() {
   if (closed_ || cut_off_) return false;
-  ReplyCeiling* ceiling = server_.ceiling_;
+  ReplyCeiling* ceiling = server_.users_.ceiling;
   if (!ceiling) return true;
-  ceiling->hold(this, queued_bytes_);
-  const Connection* largest = ceiling->take_largest_if_over();
-  if (largest == nullptr) return true;
+  ceiling->hold(this, peer_.uid, queued_bytes_);
+  const std::optional<ReplyCeiling::Victim> cut = ceiling->take_victim(peer_.uid, shares_);
+  if (!cut) return true;
   // const only as a key: every holder is a live connection of one of the daemon's sockets.
-  auto* victim = const_cast<Connection*>(largest);
-  ++victim->server_.counters_.cut_over_ceiling;
-  victim->cut_off("max_queued_bytes_total, and it held the most");
+  auto* victim = const_cast<Connection*>(cut->connection);
+  if (cut->over == ReplyCeiling::Over::uid_share) {
+    ++victim->server_.counters_.cut_over_uid_share;
+    victim->cut_off("max_queued_bytes_per_uid, and it held the most of its uid");
+  } else {
+    ++victim->server_.counters_.cut_over_ceiling;
+    victim->cut_off("max_queued_bytes_total, and it held the most");
+  }
   return victim != this;
 }
 
 bool Connection::can_reply() { return !over_queue_limit(); }
 
 bool Connection::take_pending_share() {
-  PendingShares* shares = server_.shares_;
-  UserCounters* users = server_.users_;
-  if (!shares || shares->take(peer_.uid)) {
+  PendingShares* shares = server_.users_.pending;
+  UserCounters* users = server_.users_.counters;
+  if (!shares || shares->take(peer_.uid, shares_)) {
     ++server_.counters_.pending;
     if (users) users->on_resolve(peer_.uid);
     return true;
@@ -124,7 +130,7 @@ bool Connection::take_pending_share() {
 
 void Connection::give_back_pending_share() {
   --server_.counters_.pending;
-  if (server_.shares_) server_.shares_->give_back(peer_.uid);
+  if (server_.users_.pending) server_.users_.pending->give_back(peer_.uid);
 }
 
 bool Connection::send(std::vector<std::uint8_t> message) {
@@ -219,17 +225,17 @@ void SocketServer::accept() {
       ++counters_.refused;
       if (client_log_limiter().allow("connection refused"))
         spdlog::warn("{}: refusing a connection: {} open (max_connections)", name_, connections_.size());
-    } else if (const auto of_uid = connections_by_uid_.find(read_peer_credentials(socket.native_handle()).uid);
-               of_uid != connections_by_uid_.end() && of_uid->second >= limits_.max_connections_per_uid) {
+    } else if (const PeerCredentials peer = read_peer_credentials(socket.native_handle());
+               open_of(peer.uid) >= std::uint64_t{limits_.max_connections_per_uid} * shares_of(peer)) {
       ++counters_.refused_per_uid;
-      if (users_) users_->on_connection_refused(of_uid->first);
+      if (users_.counters) users_.counters->on_connection_refused(peer.uid);
       if (client_log_limiter().allow("connection refused per uid"))
         spdlog::warn("{}: refusing a connection of uid {}: it has {} open (max_connections_per_uid)", name_,
-                     of_uid->first, of_uid->second);
+                     peer.uid, open_of(peer.uid));
     } else {
       std::shared_ptr<Connection> connection = make_(std::move(socket));
       ++connections_by_uid_[connection->peer().uid];
-      if (users_) users_->on_connect(connection->peer().uid);
+      if (users_.counters) users_.counters->on_connect(connection->peer().uid);
       connections_.emplace(connection.get(), connection);
       ++counters_.connections_total;
       counters_.connections = connections_.size();
@@ -259,11 +265,16 @@ void SocketServer::resume_accepting() {
   accept();
 }
 
+std::uint32_t SocketServer::open_of(uid_t uid) const {
+  auto it = connections_by_uid_.find(uid);
+  return it == connections_by_uid_.end() ? 0 : it->second;
+}
+
 void SocketServer::forget(Connection* connection) {
   if (connections_.erase(connection) != 0) {
     auto it = connections_by_uid_.find(connection->peer().uid);
     if (it != connections_by_uid_.end() && --it->second == 0) connections_by_uid_.erase(it);
-    if (users_) users_->on_disconnect(connection->peer().uid);
+    if (users_.counters) users_.counters->on_disconnect(connection->peer().uid);
   }
   counters_.connections = connections_.size();
   resume_accepting();  // its descriptor is free again

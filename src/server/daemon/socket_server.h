@@ -33,7 +33,17 @@ namespace ibat::server {
 struct SocketLimits {
   std::uint32_t max_connections = 1024;
   std::size_t max_queued_bytes = 4u << 20;  // unsent reply bytes per connection
-  std::uint32_t max_connections_per_uid = 512;  // of one peer uid (root included) at once
+  std::uint32_t max_connections_per_uid = 512;  // of one peer uid (root included) at once, per share
+};
+
+// What the daemon's sockets share about their users, each part optional.
+struct SharedUsers {
+  ReplyCeiling* ceiling = nullptr;  // unread reply bytes: per uid and in total
+  PendingShares* pending = nullptr;  // each uid's share of pending requests
+  UserCounters* counters = nullptr;  // counts per uid for ibat stats
+  // How many shares a peer gets of each per-uid limit (server.admin_share for root and
+  // admin_group); empty: one.
+  std::function<std::uint32_t(const PeerCredentials&)> shares_of;
 };
 
 // How a protocol reads and writes its stream.
@@ -103,6 +113,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   asio::local::stream_protocol::socket socket_;
   StreamStyle style_;
   PeerCredentials peer_;
+  std::uint32_t shares_;  // of each per-uid limit (SharedUsers::shares_of)
   std::vector<std::uint8_t> in_;
   std::deque<std::vector<std::uint8_t>> out_;  // replies not yet handed to the socket
   std::vector<std::uint8_t> writing_;          // the buffer of the write in flight
@@ -130,12 +141,8 @@ class SocketServer {
   // starts accepting. Throws std::runtime_error naming the path on failure.
   void listen(const std::string& path, std::uint32_t mode, const SocketLimits& limits);
   void set_limits(const SocketLimits& limits) { limits_ = limits; }
-  // The daemon's ceiling on unread reply bytes, shared with its other socket (none: no ceiling).
-  void set_ceiling(ReplyCeiling* ceiling) { ceiling_ = ceiling; }
-  // The daemon's per-uid shares of pending requests, shared with its other socket (none: no share).
-  void set_pending_shares(PendingShares* shares) { shares_ = shares; }
-  // The daemon's counts per peer uid, shared with its other socket (none: not counted).
-  void set_user_counters(UserCounters* users) { users_ = users; }
+  // What the daemon's sockets share about their users (none set: no ceiling, no shares, not counted).
+  void set_users(const SharedUsers& users) { users_ = users; }
 
   // Stops accepting and removes the socket file; every connection flushes what it has queued and
   // closes. `done` runs once all are closed.
@@ -153,6 +160,8 @@ class SocketServer {
   void resume_accepting();
   void stop_accepting();
   void forget(Connection* connection);
+  std::uint32_t open_of(uid_t uid) const;  // connections of `uid` open on this socket
+  std::uint32_t shares_of(const PeerCredentials& peer) const { return users_.shares_of ? users_.shares_of(peer) : 1; }
 
   asio::io_context& loop_;
   BusyPoll& busy_poll_;
@@ -160,9 +169,7 @@ class SocketServer {
   SocketCounters& counters_;
   Factory make_;
   SocketLimits limits_;
-  ReplyCeiling* ceiling_ = nullptr;
-  PendingShares* shares_ = nullptr;
-  UserCounters* users_ = nullptr;
+  SharedUsers users_;
   std::string path_;
   std::optional<asio::local::stream_protocol::acceptor> acceptor_;
   // Out of descriptors: no accept is armed until a connection closes (or the timer retries).

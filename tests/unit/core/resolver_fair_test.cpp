@@ -49,6 +49,7 @@ TEST_F(ResolverFairTest, AnotherUsersMissWaitsOneGetOfAThousandQueued) {
   answer_oldest();
   answer_oldest();
   EXPECT_EQ(rec.last[b].error, Error::ok);
+  EXPECT_EQ(resolver->stats().sa_turns_waited_max, 1u);  // what ibat stats reports of it
 }
 
 TEST_F(ResolverFairTest, TheKernelIsARequesterOfItsOwn) {
@@ -61,6 +62,7 @@ TEST_F(ResolverFairTest, WithoutRequestersTheQueueIsFifo) {  // the simulator's 
   for (std::uint64_t n = 1; n <= 1000; ++n) resolve_gid(remote_gid(n));
   resolve_gid(remote_gid(6000));
   EXPECT_EQ(sends_until(remote_gid(6000), 1100), 998);
+  EXPECT_EQ(resolver->stats().sa_turns_waited_max, 0u);  // one requester: no other's turn to wait for
 }
 
 TEST_F(ResolverFairTest, SameUserStaysInOrder) {

@@ -89,7 +89,7 @@ class DaemonTest : public ::testing::Test {
     std::uint64_t connections, connections_total, connections_refused, protocol_errors, slow_clients, denied;
     std::uint64_t acm_connections, acm_connections_total, acm_connections_refused, acm_slow_clients;
     std::uint64_t acm_errors, acm_protocol_errors, cut_over_ceiling, connections_refused_per_uid;
-    std::uint64_t clients_pending, pending_refused_per_uid;
+    std::uint64_t clients_pending, pending_refused_per_uid, cut_over_uid_share;
   };
   ServerStats server_counters() {
     nlohmann::json s = nlohmann::json::parse(on_loop([this] { return service_->stats_json(); }))["server"];
@@ -98,7 +98,7 @@ class DaemonTest : public ::testing::Test {
                        s["acm_connections"], s["acm_connections_total"], s["acm_connections_refused"],
                        s["acm_slow_clients"], s["acm_errors"],           s["acm_protocol_errors"],
                        s["cut_over_ceiling"],  s["connections_refused_per_uid"],
-                       s["clients_pending"],   s["pending_refused_per_uid"]};
+                       s["clients_pending"],   s["pending_refused_per_uid"], s["cut_over_uid_share"]};
   }
 
   std::filesystem::path dir_;

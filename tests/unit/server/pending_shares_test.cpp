@@ -58,5 +58,15 @@ TEST(PendingShares, ALowerShareRefusesNewOnesUntilThePendingOnesDropBelowIt) {
   EXPECT_TRUE(shares.take(kAlice));
 }
 
+TEST(PendingShares, AUidWithSeveralSharesMayHoldThatManyTimesTheLimit) {
+  PendingShares shares(2);
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(shares.take(kAlice, 3));  // root or admin_group, admin_share 3
+  EXPECT_FALSE(shares.take(kAlice, 3));
+  EXPECT_FALSE(shares.take(kAlice, 1));  // one share's worth of room: none
+  EXPECT_TRUE(shares.take(kBob, 1));
+  EXPECT_TRUE(shares.take(kBob, 1));
+  EXPECT_FALSE(shares.take(kBob, 1));
+}
+
 }  // namespace
 }  // namespace ibat::server

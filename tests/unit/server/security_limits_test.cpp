@@ -169,6 +169,92 @@ TEST_F(Limits, PastTheDaemonsReplyCeilingTheConnectionHoldingTheMostIsCutFirst) 
   EXPECT_EQ(victim.status_of(2), Status::ok);
 }
 
+// Past a uid's share of unread replies (server.max_queued_bytes_per_uid) that uid's connection
+// holding the most is cut, not another user's slow reader that holds more than any one of its:
+// with the daemon's ceiling alone, eight connections of uid 0 could push uid 65534's one reader
+// over it and have that reader cut, being the largest.
+TEST_F(Limits, PastAUidsShareOfUnreadRepliesThatUidsLargestIsCutNotAnotherUsersSlowReader) {
+  if (!can_switch_user()) GTEST_SKIP() << "needs root to switch uid";
+  config_.server.max_queued_bytes_per_uid = 1u << 20;
+  config_.server.max_queued_bytes_total = 4u << 20;  // above one uid's share plus the reader
+  start();
+  Client probe(config_.server.socket);
+  probe.request(Op::stats, 0);
+  const std::size_t reply = probe.body(0).size() + protocol::kHeaderSize;
+  ASSERT_GT(reply, 0u);
+
+  // uid 65534 leaves about 800 KiB of replies unread (the socket buffer takes some of it).
+  Client reader(connect_as(config_.server.socket, Identity{}));
+  ASSERT_TRUE(reader.connected());
+  const std::uint32_t asked = static_cast<std::uint32_t>((800u << 10) / reply);
+  std::vector<std::uint8_t> many;
+  for (std::uint32_t id = 0; id < asked; ++id) protocol::append_empty_request(many, id, Op::stats);
+  ASSERT_TRUE(reader.send(many));
+
+  // uid 0 asks for STATS on eight connections in turn, none read.
+  std::vector<std::unique_ptr<Client>> hogs;
+  for (int i = 0; i < 8; ++i) hogs.push_back(std::make_unique<Client>(config_.server.socket));
+  std::vector<std::uint8_t> ten;
+  for (std::uint32_t id = 0; id < 10; ++id) protocol::append_empty_request(ten, id, Op::stats);
+  bool cut_off = false;
+  for (int round = 0; round < 10'000 && !cut_off; ++round) {
+    for (auto& hog : hogs) cut_off = cut_off || !hog->send(ten);
+  }
+  EXPECT_TRUE(cut_off) << "uid 0 left 800,000 STATS replies unread on 8 connections";
+  EXPECT_GE(server_counters().cut_over_uid_share, 1u);
+  EXPECT_EQ(server_counters().cut_over_ceiling, 0u);
+  EXPECT_EQ(server_counters().slow_clients, 0u);
+
+  for (std::uint32_t id = 0; id < asked; ++id) ASSERT_FALSE(reader.body(id).empty()) << id;  // never cut
+}
+
+// Root and admin_group get server.admin_share times each per-uid limit; everyone else one.
+TEST_F(Limits, RootAndAdminGroupGetAdminShareTimesEachPerUidLimit) {
+  if (!can_switch_user()) GTEST_SKIP() << "needs root to switch uid";
+  config_.server.max_connections_per_uid = 2;
+  config_.server.max_pending_per_uid = 2;
+  config_.server.admin_share = 3;
+  config_.server.admin_group = "daemon";  // Debian's gid 1
+  config_.policy.sa_adaptive = false;  // see FloodingClientIsOverloadedWhileAnotherKeepsResolving
+  start();
+  const Identity admin{1, 1, {}};  // uid 1, primary group daemon
+  const Identity nobody{};
+
+  // Connections: 6 of uid 0, 6 of the admin_group member, 2 of nobody; one more of each is closed.
+  std::vector<std::unique_ptr<Client>> root = open_answered(6);
+  EXPECT_EQ(root.size(), 6u);
+  std::vector<std::unique_ptr<Client>> admins, others;
+  for (int i = 0; i < 6; ++i) admins.push_back(std::make_unique<Client>(connect_as(config_.server.socket, admin)));
+  for (int i = 0; i < 2; ++i) others.push_back(std::make_unique<Client>(connect_as(config_.server.socket, nobody)));
+  for (auto* group : {&admins, &others}) {
+    for (std::size_t i = 0; i < group->size(); ++i) {
+      (*group)[i]->request(Op::stats, 1);
+      EXPECT_FALSE((*group)[i]->body(1).empty()) << i;
+    }
+  }
+  EXPECT_EQ(server_counters().connections_refused_per_uid, 0u);
+  for (const Identity& who : {Identity{0, 0, {}}, admin, nobody}) {
+    Client extra(connect_as(config_.server.socket, who));
+    EXPECT_TRUE(extra.closed_by_peer()) << who.uid;
+  }
+  EXPECT_EQ(server_counters().connections_refused_per_uid, 3u);
+
+  // Pending requests: 6 misses of the admin_group member wait for the SA, the 7th is overloaded;
+  // nobody's third likewise.
+  const std::size_t queries_before = sa_.count();
+  for (std::uint32_t i = 0; i < 6; ++i) admins[i / 3]->resolve(10 + i, gid(0x1000 + i));
+  sa_.wait_query(queries_before + 5);
+  admins[2]->resolve(20, gid(0x1100));
+  EXPECT_EQ(admins[2]->status_of(20), Status::overloaded);
+  others[0]->resolve(10, gid(0x2000));
+  others[0]->resolve(11, gid(0x2001));
+  sa_.wait_query(queries_before + 7);
+  others[1]->resolve(12, gid(0x2002));
+  EXPECT_EQ(others[1]->status_of(12), Status::overloaded);
+  EXPECT_EQ(server_counters().pending_refused_per_uid, 2u);
+  EXPECT_EQ(server_counters().clients_pending, 8u);
+}
+
 // The ERROR reply to an unknown op passes the same reply-queue cap as every other reply: a client
 // that pipelines unknown ops and never reads is cut off, and the daemon's memory stays bounded
 // (each 12-byte frame would otherwise leave a ~26-byte reply queued).

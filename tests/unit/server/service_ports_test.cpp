@@ -108,6 +108,21 @@ TEST_F(ServicePortsTest, AGonePortFailsWhatWaitedOnItAndAPortThatAppearsIsServed
   EXPECT_EQ(made_.at(a_.name()).size(), 1u) << "the port that stayed is not touched";
 }
 
+// `ibat ports` prints these of each port (cli's ports_table); a column the daemon does not send
+// would print "-" on every host.
+TEST_F(ServicePortsTest, EachPortCarriesEveryColumnIbatPortsShows) {
+  start_ports({a_, b_}, factory());
+  report(0, kGidA);
+  report(1, kGidB);
+  const nlohmann::json ports = nlohmann::json::parse(on_loop([this] { return service_->stats_json(); }))["ports"];
+  ASSERT_EQ(ports.size(), 2u);
+  for (const nlohmann::json& p : ports) {
+    for (const char* column :
+         {"name", "state", "gid", "lid", "sm_lid", "subnet_prefix", "entries", "sa_queries", "sa_window", "default"})
+      EXPECT_TRUE(p.contains(column)) << column << " in " << p.dump();
+  }
+}
+
 TEST_F(ServicePortsTest, WithNoPortLeftEveryRequestFailsUnreachable) {
   start_ports({a_}, factory());
   report(0, kGidA);
