@@ -1,20 +1,19 @@
 // The SaClient's GetTables in the simulator, as fabric::SaClient::query_path_table runs them
 // (src/fabric/sa_client_tables.cpp): for each TableQuery of a node's Resolver, the NodeRecord
 // GetTable of the switches, then the PathRecord GetTable of the subnet, both in flight and joined
-// when both have ended. Each runs MadRequester's attempts with fabric::table_retry_policy (20 x the
-// GETs' first timeout, one resend: 4 s then 8 s +/- 25 %): its answer, one RMPP message, must arrive whole before the running
-// attempt's timer fires, however long the SA took to compute it, and every resend is a new
-// request the SA computes again. The PathRecord GetTable costs one record per end port: one per
-// simulated node, the requester's own included (OpenSM lists the path to itself too); the
-// simulated subnet has no switches, so their port-0 records (a real SA lists them: about N/12
+// when both have ended. Each runs MadRequester's attempts with fabric::table_retry_policy (20 x
+// the GETs' first timeout, one resend: 4 s then 8 s +/- 25 %): its answer, one RMPP message, must
+// arrive whole before the running attempt's timer fires, however long the SA took to compute it,
+// and every resend is a new request the SA computes again. The PathRecord GetTable costs one
+// record per end port: one per simulated node, the requester's own included (OpenSM lists the path
+// to itself too); the simulated subnet has no switches, so their port-0 records (a real SA lists them: about N/12
 // more on a fat tree of 36-port switches, which ibatd then leaves out) are not counted, and the
 // NodeRecord GetTable computes no path: the per-query overhead alone. The answer holds the
 // records a GET gives (path_between). As in SaClient: a PathRecord GetTable that fails cancels
-// the switches' one; one that fails while the SA answered this node something else since it was
-// sent turns the node's GetTables off until the next SM change (the sink then refuses them and the
-// Resolver uses GETs); a GetTable the Resolver cancels (replaced after an SM change) sends no more
-// resends, but what the SA already queued it still computes; a PathRecord GetTable that times out
-// while the SA answered only its NodeRecord one turns nothing off. Daemons running at time 0 had
+// the switches' one; whether it turns the node's GetTables off until the next SM change (the sink
+// then refuses them and the Resolver uses GETs) is fabric::TableFallback's verdict, the rule
+// SaClient calls; a GetTable the Resolver cancels (replaced after an SM change) sends no more
+// resends, but what the SA already queued it still computes. Daemons running at time 0 had
 // their table before the run: it is answered in the constructor, at no cost to the SA, and they
 // ask no size. The size query (SaClient::query_subnet_size, the switches' SwitchInfoRecords) runs
 // the table retry policy too, costs the per-query overhead alone (no path, as the NodeRecord one)
@@ -22,6 +21,7 @@
 #include <optional>
 #include <utility>
 
+#include "fabric/table_fallback.h"
 #include "sim/simulator.h"
 
 namespace ibat::sim {
@@ -116,8 +116,9 @@ void Simulator::table_part_done(std::uint32_t n, std::uint64_t table, TablePart 
   } else {
     result.error = core::Error::timeout;
     result.reason = "the SA did not answer the PathRecord GetTable";
-    const bool sa_silent = sa_answers_of(n) - done.sa_answers == (done.switch_answered ? 1U : 0U);
-    if (done.sm_generation == node.sm_generation && !sa_silent) node.tables_off = true;
+    const fabric::TableFallback fallback(done.sm_generation, done.sa_answers);
+    if (fallback.failed(true, done.switch_answered, node.sm_generation, sa_answers_of(n)).tables_off)
+      node.tables_off = true;
   }
   node.resolver->on_table_result(done.id, result);
   after_call(n);

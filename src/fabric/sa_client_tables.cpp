@@ -3,6 +3,8 @@
 // the switches' SwitchInfoRecords that tell the subnet's size before a first table.
 #include "fabric/sa_client.h"
 
+#include "fabric/table_fallback.h"
+
 #include "mad/node_record.h"
 #include "mad/path_record.h"
 #include "mad/sa_table.h"
@@ -117,14 +119,17 @@ void SaClient::finish_table(TableJob& job) {
   if (job.id != 0) tables_in_flight_.erase(job.id);
   PathTable& table = *job.paths;
   if (table.error == core::Error::ok && job.switches->error.empty()) leave_out_switches(table, job.switches->ports);
-  // The job's own NodeRecord answer says the SA is up, not that it refuses PathRecord tables: the
-  // long one may have waited behind a subnet's worth of others.
-  const std::uint64_t others = sa_answers_ - job.sa_answers - (job.switches_answered ? 1 : 0);
-  const bool sa_silent = table.error == core::Error::timeout && others == 0;
-  if (table.error != core::Error::ok && job.sm_generation == sm_generation_ && !sa_silent) turn_tables_off(table.reason);
-  if (sa_silent) {
-    table.reason += job.switches_answered ? ", only the NodeRecord GetTable beside it: busy"
-                                          : ", nor anything else meanwhile: down or sweeping";
+  if (table.error != core::Error::ok) {
+    // The job's own NodeRecord answer says the SA is up, not that it refuses PathRecord tables:
+    // the long one may have waited behind a subnet's worth of others.
+    const TableFallback::Verdict verdict = TableFallback(job.sm_generation, job.sa_answers)
+                                               .failed(table.error == core::Error::timeout, job.switches_answered,
+                                                       sm_generation_, sa_answers_);
+    if (verdict.tables_off) turn_tables_off(table.reason);
+    if (verdict.sa_silent) {
+      table.reason += job.switches_answered ? ", only the NodeRecord GetTable beside it: busy"
+                                            : ", nor anything else meanwhile: down or sweeping";
+    }
   }
   job.done(table);
 }
