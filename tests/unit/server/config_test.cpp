@@ -50,7 +50,9 @@ socket = "/tmp/x.sock"
 acm_socket = "/tmp/acm.sock"
 socket_mode = 0o660
 admin_group = "ibat"
+admin_share = 4
 max_outstanding_per_connection = 7
+max_queued_bytes_per_uid = 1048576
 [snapshot]
 cache_file = ""
 interval_s = 0
@@ -72,6 +74,8 @@ interval_s = 0
   EXPECT_EQ(c.server.socket_mode, 0660u);
   EXPECT_EQ(c.server.admin_group, "ibat");
   EXPECT_EQ(c.server.max_outstanding_per_connection, 7u);
+  EXPECT_EQ(c.server.admin_share, 4u);
+  EXPECT_EQ(c.server.max_queued_bytes_per_uid, 1u << 20);
   EXPECT_EQ(c.snapshot.cache_file, "");
   EXPECT_EQ(c.snapshot.interval_s, 0u);
 }
@@ -83,6 +87,8 @@ TEST(Config, OutOfRangeIntegerNamesPlaceKeyValueAndRange) {
   EXPECT_THAT(e, HasSubstr("an integer in [1, 604800]"));
   e = only_error(parse_config("[fabric]\nport = 255\n", "f.toml"));
   EXPECT_THAT(e, HasSubstr("fabric.port = 255: expected an integer in [0, 254]"));
+  e = only_error(parse_config("[server]\nadmin_share = 0\n", "s.toml"));
+  EXPECT_THAT(e, HasSubstr("server.admin_share = 0: expected an integer in [1, 64]"));
 }
 
 // One uid's share of pending requests: at least one request (0 would refuse every resolve), at most
