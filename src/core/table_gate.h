@@ -60,8 +60,8 @@ class TableGate {
   bool probing_ = false;
   TimePoint next_probe_{};
   TimePoint probe_sent_{};
-  Duration gap_{0};
-  Duration window_{0};  // the subnet's first probe window  // the wait after the last probe that found the queue too long, before jitter
+  Duration gap_{0};     // the wait after the last probe that found the queue too long, before jitter
+  Duration window_{0};  // the subnet's first-probe window: also the least a held probe's wait may grow to
 };
 
 }  // namespace ibat::core
