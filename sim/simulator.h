@@ -89,6 +89,7 @@ class Simulator {
     MadAttempts mad;
   };
   enum class TablePart : std::uint8_t { paths = 0, switches = 1 };
+  static TableKind table_kind(TablePart part);  // the part's TableTimer
   // sm-restart --lid-change: when the cached paths carry the new DLIDs (sim/simulator_renewal.cpp).
   struct Renewal {
     std::int64_t sm_change_ns = -1;

@@ -2,7 +2,8 @@
 // (src/fabric/sa_client_tables.cpp): for each TableQuery of a node's Resolver, the NodeRecord
 // GetTable of the switches, then the PathRecord GetTable of the subnet, both in flight and joined
 // when both have ended. Each runs MadRequester's attempts with fabric::table_retry_policy (20 x
-// the GETs' first timeout, one resend: 4 s then 8 s +/- 25 %): its answer, one RMPP message, must
+// the GETs' first timeout, one resend: 4 s then 8 s +/- 25 %), raised by the node's TableTimer of
+// that kind (RoundTrips::table_policy) as MadRequester raises it: its answer, one RMPP message, must
 // arrive whole before the running attempt's timer fires, however long the SA took to compute it,
 // and every resend is a new request the SA computes again. The PathRecord GetTable costs one
 // record per end port: one per simulated node, the requester's own included (OpenSM lists the path
@@ -60,12 +61,14 @@ bool Simulator::send_table(std::uint32_t n, const core::TableQuery& query) {
   return true;
 }
 
+TableKind Simulator::table_kind(TablePart part) { return part == TablePart::paths ? TableKind::paths : TableKind::switches; }
+
 void Simulator::table_attempt(std::uint32_t n, std::uint64_t table, PendingTable& pending, TablePart part) {
   const bool paths = part == TablePart::paths;
   MadAttempts& mad = paths ? pending.path_mad : pending.switch_mad;
   const SaQuery query = paths ? SaQuery::get_table(sc_.nodes) : SaQuery::switch_table();
-  mad.send(round_trips_.applied_to(n, Manager::sa, table_retry_), mad_rng_, sa_, queue_, now_ns_, n, table * 2 + static_cast<std::uint64_t>(part),
-           EventKind::table_answer, EventKind::table_timeout, query);
+  mad.send(round_trips_.table_policy(n, table_kind(part), table_retry_), mad_rng_, sa_, queue_, now_ns_, n,
+           table * 2 + static_cast<std::uint64_t>(part), EventKind::table_answer, EventKind::table_timeout, query);
 }
 
 // The table part a table_answer or table_timeout event is for, while that part is still running.
@@ -84,6 +87,8 @@ void Simulator::on_table_answer(const Event& e) {
   if (!live || !live->mad->is_answer(e.time_ns)) return;
   ++nodes_[e.node].sa_answers;
   monitor_.on_remote_answer(e.node, now_ns_);
+  const std::size_t records = live->part == TablePart::paths ? SaQuery::get_table(sc_.nodes).records : SaQuery::switch_table().records;
+  round_trips_.on_table_answer(e.node, table_kind(live->part), *live->mad, now_ns_, records);
   table_part_done(e.node, live->table, live->part, true);
 }
 
@@ -92,6 +97,7 @@ void Simulator::on_table_timer(const Event& e) {
   if (!live || !live->mad->is_timer(e.time_ns)) return;
   ++result_.table_timeouts;
   monitor_.on_remote_timeout(e.node, now_ns_, live->mad->sent_ns());  // MadRequester reports every timed-out remote attempt
+  round_trips_.on_table_timeout(e.node, table_kind(live->part), *live->mad, now_ns_);
   if (live->mad->next_attempt(table_retry_)) return table_attempt(e.node, live->table, *live->pending, live->part);
   table_part_done(e.node, live->table, live->part, false);
 }
@@ -132,6 +138,9 @@ void Simulator::answer_table_before_run(std::uint32_t n) {
   }
   if (node.table_before_run == 0) return;
   ++tables_before_run_;
+  // Its daemon measured that table as it measures every first attempt's answer: on an idle SA.
+  const SaQuery query = SaQuery::get_table(sc_.nodes);
+  round_trips_.on_table_sample(n, TableKind::paths, core::Duration(2 * sa_.latency_ns() + sa_.options().work_ns(query.records)), query.records);
   node.resolver->on_table_result(std::exchange(node.table_before_run, 0), subnet_table(n));
 }
 
@@ -145,8 +154,8 @@ bool Simulator::send_size(std::uint32_t n, const core::SubnetSizeQuery& query) {
 
 void Simulator::size_attempt(std::uint32_t n) {
   PendingSize& size = *nodes_[n].size;
-  size.mad.send(round_trips_.applied_to(n, Manager::sa, table_retry_), mad_rng_, sa_, queue_, now_ns_, n, size.seq, EventKind::size_answer,
-                EventKind::size_timeout, SaQuery::switch_table());
+  size.mad.send(round_trips_.table_policy(n, TableKind::size, table_retry_), mad_rng_, sa_, queue_, now_ns_, n, size.seq,
+                EventKind::size_answer, EventKind::size_timeout, SaQuery::switch_table());
 }
 
 void Simulator::on_size_answer(const Event& e) {
@@ -154,6 +163,7 @@ void Simulator::on_size_answer(const Event& e) {
   if (!node.size || node.size->seq != e.arg || !node.size->mad.is_answer(e.time_ns)) return;
   ++node.sa_answers;
   monitor_.on_remote_answer(e.node, now_ns_);
+  round_trips_.on_table_answer(e.node, TableKind::size, node.size->mad, now_ns_, SaQuery::switch_table().records);
   size_done(e.node, true);
 }
 
@@ -162,6 +172,7 @@ void Simulator::on_size_timer(const Event& e) {
   if (!node.size || node.size->seq != e.arg || !node.size->mad.is_timer(e.time_ns)) return;
   ++result_.table_timeouts;
   monitor_.on_remote_timeout(e.node, now_ns_, node.size->mad.sent_ns());
+  round_trips_.on_table_timeout(e.node, TableKind::size, node.size->mad, now_ns_);
   if (node.size->mad.next_attempt(table_retry_)) return size_attempt(e.node);
   size_done(e.node, false);
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "mad/constants.h"
+#include "mad/sa_table.h"
 #include "wire/byte_order.h"
 
 namespace ibat::fabric {
@@ -11,6 +12,10 @@ namespace {
 
 std::uint32_t round_trip_key(std::uint8_t mgmt_class, core::Lid dlid) {
   return static_cast<std::uint32_t>(mgmt_class) << 16 | dlid.value;
+}
+
+std::uint32_t table_timer_key(std::uint16_t attr_id, core::Lid dlid) {
+  return static_cast<std::uint32_t>(attr_id) << 16 | dlid.value;
 }
 
 }  // namespace
@@ -55,6 +60,11 @@ const RoundTripEstimate* MadRequester::round_trip(std::uint8_t mgmt_class, core:
   return it == round_trips_.end() ? nullptr : &it->second;
 }
 
+const TableTimer* MadRequester::table_timer(std::uint16_t attr_id, core::Lid dlid) const {
+  const auto it = table_timers_.find(table_timer_key(attr_id, dlid));
+  return it == table_timers_.end() ? nullptr : &it->second;
+}
+
 bool MadRequester::cancel(Handle handle) { return outstanding_.erase(handle) > 0; }
 
 void MadRequester::retarget(MadRoute route, core::Lid dlid) {
@@ -67,14 +77,21 @@ void MadRequester::retarget(MadRoute route, core::Lid dlid) {
 // timeout); a GetTable's (RMPP) answer carries its own records' work and transfer, and its long
 // timer firing says more of an SA gone than of its queue.
 bool MadRequester::times_round_trip(const Outstanding& entry) {
-  return entry.request.route != MadRoute::smi_directed && entry.expect.method != mad::method::kGetTableResp;
+  return entry.request.route != MadRoute::smi_directed && !is_table(entry);
 }
 
-// The request's policy, its timers raised to its manager's round trip as measured now.
+bool MadRequester::is_table(const Outstanding& entry) { return entry.expect.method == mad::method::kGetTableResp; }
+
+// The request's policy, its timers raised to its manager's round trip as measured now, and a
+// GetTable's to its kind's TableTimer besides.
 RetryPolicy MadRequester::policy_now(const Outstanding& entry) const {
   if (entry.request.route == MadRoute::smi_directed) return entry.policy;
   const auto rtt = round_trips_.find(round_trip_key(entry.expect.mgmt_class, entry.request.dlid));
-  return rtt == round_trips_.end() ? entry.policy : rtt->second.applied_to(entry.policy);
+  RetryPolicy policy = rtt == round_trips_.end() ? entry.policy : rtt->second.applied_to(entry.policy);
+  if (!is_table(entry)) return policy;
+  const auto table = table_timers_.find(table_timer_key(entry.expect.attr_id, entry.request.dlid));
+  const core::Duration queue = rtt == round_trips_.end() ? core::Duration::zero() : rtt->second.srtt();
+  return table == table_timers_.end() ? policy : table->second.applied_to(policy, queue);
 }
 
 // How long the kernel should match answers to this attempt: until the last attempt can end (its
@@ -112,10 +129,9 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
   const core::Lid dlid = entry.request.dlid;
   const auto heard = last_heard_.find(dlid.value);
   const bool heard_since_sent = heard != last_heard_.end() && heard->second >= entry.attempt_sent;
-  if (times_round_trip(entry)) {
-    const core::Duration fired = core::SteadyClock{}.now() - entry.attempt_sent;
-    round_trips_[round_trip_key(entry.expect.mgmt_class, dlid)].on_timeout(fired);
-  }
+  const core::Duration fired = core::SteadyClock{}.now() - entry.attempt_sent;
+  if (times_round_trip(entry)) round_trips_[round_trip_key(entry.expect.mgmt_class, dlid)].on_timeout(fired);
+  if (route != MadRoute::smi_directed && is_table(entry)) table_timers_[table_timer_key(entry.expect.attr_id, dlid)].on_timeout(fired);
   if (entry.attempt < entry.policy.retries) {
     ++entry.attempt;
     ++counters_.retries;
@@ -154,9 +170,15 @@ bool MadRequester::on_receive(const ReceivedMad& mad) {
     ++counters_.invalid_responses;  // keep waiting: the real answer may still come
     return true;
   }
-  // Karn: only an answer to the first attempt times the round trip.
+  // Karn: only an answer to the first attempt times the round trip (or a table's records).
   if (entry.attempt == 0 && times_round_trip(entry)) {
     round_trips_[round_trip_key(entry.expect.mgmt_class, entry.request.dlid)].on_sample(now - entry.attempt_sent);
+  }
+  if (entry.attempt == 0 && entry.request.route != MadRoute::smi_directed && is_table(entry)) {
+    const RoundTripEstimate* rtt = round_trip(entry.expect.mgmt_class, entry.request.dlid);
+    const std::size_t records = mad::sa_table_records(std::span<const std::uint8_t>(mad.bytes).first(std::min(mad.length, mad.bytes.size())));
+    table_timers_[table_timer_key(entry.expect.attr_id, entry.request.dlid)].on_sample(
+        now - entry.attempt_sent, records, rtt ? rtt->srtt() : core::Duration::zero());
   }
   AnswerHandler on_answer = std::move(it->second->on_answer);
   outstanding_.erase(it);

@@ -31,6 +31,7 @@ struct RetryPolicy {
 // OpenSM) and computes them again for every resend, and the SA's kernel resends a lost RMPP
 // segment only after 2 s without its ACK (mad_rmpp.c); so its first wait is 20 x a GET's (4 s at
 // the default 200 ms) and it is sent at most twice (the Resolver asks a lost table again, with backoff).
+// That is the least; TableTimer raises it to the records the SA computes for it at its measured speed.
 inline RetryPolicy table_retry_policy(const RetryPolicy& get_policy) {
   RetryPolicy p = get_policy;
   p.timeout = get_policy.timeout * 20;

@@ -33,6 +33,12 @@ Result<SaTable> decode_sa_table(std::span<const std::uint8_t> message, std::size
   return table;
 }
 
+std::size_t sa_table_records(std::span<const std::uint8_t> message) {
+  const auto mad = decode_sa_mad(message);
+  if (!mad || mad->sa.record_bytes() == 0) return 0;
+  return (message.size() - kSaHeaderSize) / mad->sa.record_bytes();
+}
+
 MadBuffer build_sa_get_table(std::uint64_t tid, std::uint16_t attr_id, std::span<const std::uint8_t> record,
                              std::uint64_t component_mask) {
   SaHeader sa;

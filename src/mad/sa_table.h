@@ -33,6 +33,11 @@ struct SaTable {
 Result<SaTable> decode_sa_table(std::span<const std::uint8_t> message, std::size_t record_size,
                                 std::size_t max_records);
 
+// The whole records a received table `message` holds by its AttributeOffset (a truncated last one
+// not counted); 0 when it has none or its SA header cannot be read. For timers, which need the
+// SA's work rather than the records themselves (those are read with decode_sa_table).
+std::size_t sa_table_records(std::span<const std::uint8_t> message);
+
 // A SubnAdmGetTable MAD for `attr_id` carrying the query `record` with the given component mask.
 MadBuffer build_sa_get_table(std::uint64_t tid, std::uint16_t attr_id, std::span<const std::uint8_t> record,
                              std::uint64_t component_mask);

@@ -337,6 +337,33 @@ TEST(SaClientTableTimers, ATableWaitsTwentyTimesAGetAndIsSentAtMostTwice) {
   EXPECT_EQ(table_retry_policy(RetryPolicy{std::chrono::milliseconds(50), 0, 0.25, 8}).retries, 0U);
 }
 
+// Each kind of table has its own timer (MadRequester, TableTimer): the NodeRecord table answered
+// at its first attempt measures the SA's time per record; the PathRecord table answered only after
+// its resend measures nothing (Karn) but backs its next first attempt off, past its fixed timer.
+TEST_F(SaClientTableTest, EachKindOfTableIsTimedByItsOwnAnswersAndTimeouts) {
+  ASSERT_TRUE(start());
+  const std::uint32_t first_wait_ms = path_request().timeout_ms;
+  requester.on_receive(switches_answer({switch_record(1, 0x20), switch_record(2, 0x21)}));
+  const TableTimer* switches = requester.table_timer(mad::attr::kNodeRecord, kSmLid);
+  ASSERT_NE(switches, nullptr);
+  EXPECT_GT(switches->timer_floor(0ms), 0ms) << "two records, answered at the first attempt: a sample";
+  const ReceivedMad answer = paths_answer({path_to(0x11, 5)});  // answers any attempt (same TID)
+  ASSERT_EQ(sender.sent.size(), 2U);
+  while (sender.sent.size() < 3 && loop.run_one() > 0) {
+  }  // to the PathRecord table's first timer (the NodeRecord's cancelled wait runs first)
+  ASSERT_EQ(sender.sent.size(), 3U) << "resent";
+  requester.on_receive(answer);
+  ASSERT_EQ(tables.size(), 1U);
+  EXPECT_EQ(tables[0].error, core::Error::ok);
+  const TableTimer* paths = requester.table_timer(mad::attr::kPathRecord, kSmLid);
+  ASSERT_NE(paths, nullptr);
+  EXPECT_EQ(paths->per_record_ns(), 0.0) << "an answer after a resend is no sample";
+  EXPECT_GE(paths->timer_floor(0ms), 150ms) << "twice the timer that fired (100 ms - 25 %)";
+  EXPECT_EQ(requester.round_trip(mad::mgmt_class::kSubnAdm, kSmLid), nullptr) << "no table times the GETs";
+  ASSERT_TRUE(start());
+  EXPECT_GT(path_request().timeout_ms, first_wait_ms + 50) << "the next table's attempts wait the backed-off floor";
+}
+
 TEST_F(SaClientTableTest, UnreadableOrForeignTablesAreRefused) {
   struct Case {
     const char* what;

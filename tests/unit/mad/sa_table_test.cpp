@@ -76,6 +76,18 @@ TEST(SaTable, StrideComesFromAttributeOffsetNotFromTheRecordSize) {
   EXPECT_EQ(decode_path_record(table->record(1))->dlid.value, 2);
 }
 
+// What a GetTable's timer counts (fabric::TableTimer): whole records by AttributeOffset, whatever
+// their size; none for an empty table, a header cut short or a truncated last record.
+TEST(SaTable, TheRecordsATimerCountsAreTheWholeOnesByAttributeOffset) {
+  EXPECT_EQ(sa_table_records(path_table(1000)), 1000U);
+  EXPECT_EQ(sa_table_records(path_table(3, 8)), 3U);
+  EXPECT_EQ(sa_table_records(table_header(0)), 0U) << "AttributeOffset 0: no record";
+  auto cut = path_table(3);
+  cut.resize(cut.size() - 1);
+  EXPECT_EQ(sa_table_records(cut), 2U);
+  EXPECT_EQ(sa_table_records(std::span<const std::uint8_t>(cut).first(40)), 0U) << "no SA header";
+}
+
 TEST(SaTable, AnAnswerOfManyMadsIsReadToItsEnd) {
   const auto bytes = path_table(1000);  // 64,056 bytes: 321 RMPP segments
   auto table = decode_sa_table(bytes, kPathRecordSize, 1000);
