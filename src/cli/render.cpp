@@ -142,6 +142,8 @@ const std::map<std::string, Metric>& metric_catalog() {
       {"fabric.sa_gettables_answered", {"ibat_sa_gettables_answered_total", "counter", "SA GetTable answers received, whatever their status."}},
       {"fabric.sa_table_records", {"ibat_sa_table_records_total", "counter", "Records in the SA GetTable answers that could be read."}},
       {"fabric.sa_table_bytes", {"ibat_sa_table_bytes_total", "counter", "Bytes of the SA GetTable answers received."}},
+      {"fabric.sa_srtt_us", {"ibat_sa_srtt_microseconds", "gauge", "The SA's smoothed round trip for single-MAD requests, which every MAD timer to it follows (the largest port's; 0 before an answer)."}},
+      {"fabric.sa_table_ns_per_record", {"ibat_sa_table_ns_per_record", "gauge", "The SA's time per PathRecord of a GetTable, measured from tables answered at their first attempt, which the next table's timer follows (the largest port's; 0 before one)."}},
       {"server.connections", {"ibat_connections_open", "gauge", "Native protocol connections open."}},
       {"server.connections_total", {"ibat_connections_accepted_total", "counter", "Native protocol connections accepted."}},
       {"server.protocol_errors", {"ibat_protocol_errors_total", "counter", "Connections closed for a malformed frame."}},

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -54,6 +55,9 @@ struct FabricStats {
   std::uint64_t sa_gettables_answered = 0;  // GetTableResps received, whatever their status
   std::uint64_t sa_table_records = 0;       // records in the GetTableResps that could be read
   std::uint64_t sa_table_bytes = 0;         // bytes of every GetTableResp received
+  // Gauges, a host's largest over its ports; 0 before anything was measured.
+  std::uint64_t sa_srtt_us = 0;              // the SA's smoothed GET round trip (RoundTripEstimate)
+  std::uint64_t sa_table_ns_per_record = 0;  // the SA's time per PathRecord of a table (TableTimer)
   bool port_events = false;  // HCA port events are live (then no routine SM/SA check)
 
   // A host's total over its ports; port_events holds when it holds on every port.
@@ -68,6 +72,8 @@ struct FabricStats {
                                 {&sa_gettables_answered, &o.sa_gettables_answered},
                                 {&sa_table_records, &o.sa_table_records}, {&sa_table_bytes, &o.sa_table_bytes}})
       *mine += *theirs;
+    sa_srtt_us = std::max(sa_srtt_us, o.sa_srtt_us);
+    sa_table_ns_per_record = std::max(sa_table_ns_per_record, o.sa_table_ns_per_record);
     port_events = port_events && o.port_events;
     return *this;
   }

@@ -15,6 +15,7 @@
 #include "fabric/sa_client.h"
 #include "fabric/trap_subscriber.h"
 #include "fabric/umad_transport.h"
+#include "mad/constants.h"
 
 namespace ibat::fabric {
 
@@ -256,6 +257,11 @@ FabricStats FabricPort::stats() const {
   s.sa_gettables_answered = t.answered;
   s.sa_table_records = t.records;
   s.sa_table_bytes = t.bytes;
+  const core::Lid sa_lid = impl_->sa.sm_lid();
+  if (const RoundTripEstimate* rtt = impl_->requester.round_trip(mad::mgmt_class::kSubnAdm, sa_lid))
+    s.sa_srtt_us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(rtt->srtt()).count());
+  if (const TableTimer* table = impl_->requester.table_timer(mad::attr::kPathRecord, sa_lid))
+    s.sa_table_ns_per_record = static_cast<std::uint64_t>(table->per_record_ns());
   s.port_events = impl_->port_events != nullptr;
   return s;
 }

@@ -42,6 +42,12 @@ lids=$(sed -n 's/.*subnet size: LIDs up to \([0-9]*\) .*/\1/p' "$DAEMON_DIR/d.er
 expect_eq "the subnet's size, asked before its table (the switches' LinearFDBTop)" "${lids:-none}" $((all_hosts + 24))
 expect_eq "subnet GetTables sent" "$(jq_py "$s" 'j["sa_tables"]')" 1
 expect_eq "switch ports left out of the table" "$(jq_py "$s" 'j["fabric"]["sa_table_records"] - j["table_paths"] - 24 >= 0')" True
+# The table, answered at its first attempt, timed OpenSM's work per record for the next table's
+# MAD timer (fabric::TableTimer); the GETs' round trip (the gate's probe) is measured apart.
+per_record=$(jq_py "$s" 'j["fabric"]["sa_table_ns_per_record"]')
+srtt=$(jq_py "$s" 'j["fabric"]["sa_srtt_us"]')
+((per_record > 0 && srtt > 0)) || fail "the table and the GETs left no measurement: $s"
+pass "measured: the SA's GET round trip $srtt us, its time per record of the table $per_record ns"
 
 # A sample across leaves: each first resolve a hit, equal to saquery's answer.
 sgid=$(host "$name" $src gid)

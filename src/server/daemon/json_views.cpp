@@ -69,6 +69,8 @@ json stats_json(const core::Stats& s, const fabric::FabricStats& f, const Server
         {"sa_gettables_answered", f.sa_gettables_answered},
         {"sa_table_records", f.sa_table_records},
         {"sa_table_bytes", f.sa_table_bytes},
+        {"sa_srtt_us", f.sa_srtt_us},
+        {"sa_table_ns_per_record", f.sa_table_ns_per_record},
         {"sm_changes", f.sm_changes}}},
       {"server",
        {{"connections", server.native.connections},

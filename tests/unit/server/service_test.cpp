@@ -392,6 +392,8 @@ TEST_F(ServiceTest, StatsCarryTheFabricsGetTableCounters) {
       f.sa_table_records = 44;
       f.sa_table_bytes = 3216;
       f.oversized_mads = 1;
+      f.sa_srtt_us = 180;
+      f.sa_table_ns_per_record = 3330;
       return f;
     });
   });
@@ -403,6 +405,8 @@ TEST_F(ServiceTest, StatsCarryTheFabricsGetTableCounters) {
   EXPECT_EQ(fabric["sa_table_records"], 44);
   EXPECT_EQ(fabric["sa_table_bytes"], 3216);
   EXPECT_EQ(fabric["oversized_mads"], 1);
+  EXPECT_EQ(fabric["sa_srtt_us"], 180);
+  EXPECT_EQ(fabric["sa_table_ns_per_record"], 3330);
 }
 
 TEST_F(ServiceTest, PathsListsTheCache) {

@@ -1,0 +1,35 @@
+// FabricStats: a host's figures over its ports: counters add up, the SA's measured round trip
+// and time per record are the largest port's, HCA events hold only when every port has them.
+#include <gtest/gtest.h>
+
+#include "fabric/fabric_options.h"
+
+namespace ibat::fabric {
+namespace {
+
+TEST(FabricStats, AHostsCountersAreItsPortsSumAndItsGaugesTheLargestPorts) {
+  FabricStats host;
+  host.port_events = true;
+  FabricStats a;
+  a.mads_sent = 10;
+  a.sa_table_records = 500;
+  a.sa_srtt_us = 300;
+  a.sa_table_ns_per_record = 2000;
+  a.port_events = true;
+  FabricStats b;
+  b.mads_sent = 5;
+  b.sa_table_records = 500;
+  b.sa_srtt_us = 100;
+  b.sa_table_ns_per_record = 4000;
+  b.port_events = false;
+  host += a;
+  host += b;
+  EXPECT_EQ(host.mads_sent, 15U);
+  EXPECT_EQ(host.sa_table_records, 1000U);
+  EXPECT_EQ(host.sa_srtt_us, 300U);
+  EXPECT_EQ(host.sa_table_ns_per_record, 4000U);
+  EXPECT_FALSE(host.port_events);
+}
+
+}  // namespace
+}  // namespace ibat::fabric
