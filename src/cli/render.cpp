@@ -91,6 +91,7 @@ struct Metric {
   const char* name;  // Prometheus name: base units, counters end in _total
   const char* type;  // counter or gauge
   const char* help;
+  double to_base_unit = 1.0;  // the JSON value times this is in the name's unit (e.g. us -> s: 1e-6)
 };
 
 // Every statistic ibatd reports (by its JSON path in `ibat stats --json`), with its Prometheus
@@ -142,8 +143,8 @@ const std::map<std::string, Metric>& metric_catalog() {
       {"fabric.sa_gettables_answered", {"ibat_sa_gettables_answered_total", "counter", "SA GetTable answers received, whatever their status."}},
       {"fabric.sa_table_records", {"ibat_sa_table_records_total", "counter", "Records in the SA GetTable answers that could be read."}},
       {"fabric.sa_table_bytes", {"ibat_sa_table_bytes_total", "counter", "Bytes of the SA GetTable answers received."}},
-      {"fabric.sa_srtt_us", {"ibat_sa_srtt_microseconds", "gauge", "The SA's smoothed round trip for single-MAD requests, which every MAD timer to it follows (the largest port's; 0 before an answer)."}},
-      {"fabric.sa_table_ns_per_record", {"ibat_sa_table_ns_per_record", "gauge", "The SA's time per PathRecord of a GetTable, measured from tables answered at their first attempt, which the next table's timer follows (the largest port's; 0 before one)."}},
+      {"fabric.sa_srtt_us", {"ibat_sa_srtt_seconds", "gauge", "The SA's smoothed round trip for single-MAD requests, which every MAD timer to it follows (the largest port's; 0 before an answer).", 1e-6}},
+      {"fabric.sa_table_ns_per_record", {"ibat_sa_table_seconds_per_record", "gauge", "The SA's time per PathRecord of a GetTable, measured from tables answered at their first attempt, which the next table's timer follows (the largest port's; 0 before one).", 1e-9}},
       {"server.connections", {"ibat_connections_open", "gauge", "Native protocol connections open."}},
       {"server.connections_total", {"ibat_connections_accepted_total", "counter", "Native protocol connections accepted."}},
       {"server.protocol_errors", {"ibat_protocol_errors_total", "counter", "Connections closed for a malformed frame."}},
@@ -193,7 +194,14 @@ void prometheus_series(std::ostringstream& out, const Metric& m, const json& val
         out << m.name << "{" << labels << (labels.empty() ? "" : ",") << "reason=\"" << label_value(label) << "\"} "
             << v.dump() << "\n";
   } else if (value.is_number()) {
-    out << m.name << (labels.empty() ? "" : "{" + labels + "}") << " " << value.dump() << "\n";
+    out << m.name << (labels.empty() ? "" : "{" + labels + "}") << " ";
+    if (m.to_base_unit == 1.0) {
+      out << value.dump() << "\n";
+    } else {
+      char scaled[32];
+      std::snprintf(scaled, sizeof scaled, "%.9g", value.get<double>() * m.to_base_unit);
+      out << scaled << "\n";
+    }
   }
 }
 
