@@ -90,6 +90,7 @@ class Simulator {
   };
   enum class TablePart : std::uint8_t { paths = 0, switches = 1 };
   static TableKind table_kind(TablePart part);  // the part's TableTimer
+  SaQuery table_query(TablePart part) const;    // what the part costs the SA
   // sm-restart --lid-change: when the cached paths carry the new DLIDs (sim/simulator_renewal.cpp).
   struct Renewal {
     std::int64_t sm_change_ns = -1;

@@ -63,12 +63,15 @@ bool Simulator::send_table(std::uint32_t n, const core::TableQuery& query) {
 
 TableKind Simulator::table_kind(TablePart part) { return part == TablePart::paths ? TableKind::paths : TableKind::switches; }
 
+SaQuery Simulator::table_query(TablePart part) const {
+  return part == TablePart::paths ? SaQuery::get_table(sc_.nodes) : SaQuery::switch_table();
+}
+
 void Simulator::table_attempt(std::uint32_t n, std::uint64_t table, PendingTable& pending, TablePart part) {
-  const bool paths = part == TablePart::paths;
-  MadAttempts& mad = paths ? pending.path_mad : pending.switch_mad;
-  const SaQuery query = paths ? SaQuery::get_table(sc_.nodes) : SaQuery::switch_table();
+  MadAttempts& mad = part == TablePart::paths ? pending.path_mad : pending.switch_mad;
   mad.send(round_trips_.table_policy(n, table_kind(part), table_retry_), mad_rng_, sa_, queue_, now_ns_, n,
-           table * 2 + static_cast<std::uint64_t>(part), EventKind::table_answer, EventKind::table_timeout, query);
+           table * 2 + static_cast<std::uint64_t>(part), EventKind::table_answer, EventKind::table_timeout,
+           table_query(part));
 }
 
 // The table part a table_answer or table_timeout event is for, while that part is still running.
@@ -87,8 +90,7 @@ void Simulator::on_table_answer(const Event& e) {
   if (!live || !live->mad->is_answer(e.time_ns)) return;
   ++nodes_[e.node].sa_answers;
   monitor_.on_remote_answer(e.node, now_ns_);
-  const std::size_t records = live->part == TablePart::paths ? SaQuery::get_table(sc_.nodes).records : SaQuery::switch_table().records;
-  round_trips_.on_table_answer(e.node, table_kind(live->part), *live->mad, now_ns_, records);
+  round_trips_.on_table_answer(e.node, table_kind(live->part), *live->mad, now_ns_, table_query(live->part).records);
   table_part_done(e.node, live->table, live->part, true);
 }
 
@@ -139,7 +141,7 @@ void Simulator::answer_table_before_run(std::uint32_t n) {
   if (node.table_before_run == 0) return;
   ++tables_before_run_;
   // Its daemon measured that table as it measures every first attempt's answer: on an idle SA.
-  const SaQuery query = SaQuery::get_table(sc_.nodes);
+  const SaQuery query = table_query(TablePart::paths);
   round_trips_.on_table_sample(n, TableKind::paths, core::Duration(2 * sa_.latency_ns() + sa_.options().work_ns(query.records)), query.records);
   node.resolver->on_table_result(std::exchange(node.table_before_run, 0), subnet_table(n));
 }

@@ -2,9 +2,9 @@
 // (FabricStats): plain values, so the daemon's config and JSON views need neither Asio nor the port.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>

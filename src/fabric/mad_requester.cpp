@@ -80,6 +80,11 @@ bool MadRequester::times_round_trip(const Outstanding& entry) {
   return entry.request.route != MadRoute::smi_directed && !is_table(entry);
 }
 
+// A GetTable to another LID (the SA) times its kind's records instead (TableTimer).
+bool MadRequester::times_table(const Outstanding& entry) {
+  return entry.request.route != MadRoute::smi_directed && is_table(entry);
+}
+
 bool MadRequester::is_table(const Outstanding& entry) { return entry.expect.method == mad::method::kGetTableResp; }
 
 // The request's policy, its timers raised to its manager's round trip as measured now, and a
@@ -131,7 +136,7 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
   const bool heard_since_sent = heard != last_heard_.end() && heard->second >= entry.attempt_sent;
   const core::Duration fired = core::SteadyClock{}.now() - entry.attempt_sent;
   if (times_round_trip(entry)) round_trips_[round_trip_key(entry.expect.mgmt_class, dlid)].on_timeout(fired);
-  if (route != MadRoute::smi_directed && is_table(entry)) table_timers_[table_timer_key(entry.expect.attr_id, dlid)].on_timeout(fired);
+  if (times_table(entry)) table_timers_[table_timer_key(entry.expect.attr_id, dlid)].on_timeout(fired);
   if (entry.attempt < entry.policy.retries) {
     ++entry.attempt;
     ++counters_.retries;
@@ -174,7 +179,7 @@ bool MadRequester::on_receive(const ReceivedMad& mad) {
   if (entry.attempt == 0 && times_round_trip(entry)) {
     round_trips_[round_trip_key(entry.expect.mgmt_class, entry.request.dlid)].on_sample(now - entry.attempt_sent);
   }
-  if (entry.attempt == 0 && entry.request.route != MadRoute::smi_directed && is_table(entry)) {
+  if (entry.attempt == 0 && times_table(entry)) {
     const RoundTripEstimate* rtt = round_trip(entry.expect.mgmt_class, entry.request.dlid);
     const std::size_t records = mad::sa_table_records(std::span<const std::uint8_t>(mad.bytes).first(std::min(mad.length, mad.bytes.size())));
     table_timers_[table_timer_key(entry.expect.attr_id, entry.request.dlid)].on_sample(

@@ -100,6 +100,7 @@ class MadRequester {
   void on_timer(Handle handle, std::uint32_t attempt);
   RetryPolicy policy_now(const Outstanding& entry) const;
   static bool times_round_trip(const Outstanding& entry);
+  static bool times_table(const Outstanding& entry);
   static bool is_table(const Outstanding& entry);
   static std::uint32_t kernel_wait_ms(const RetryPolicy& policy, std::uint32_t attempt);
 

@@ -10,18 +10,10 @@ namespace {
 TEST(FabricStats, AHostsCountersAreItsPortsSumAndItsGaugesTheLargestPorts) {
   FabricStats host;
   host.port_events = true;
-  FabricStats a;
-  a.mads_sent = 10;
-  a.sa_table_records = 500;
-  a.sa_srtt_us = 300;
-  a.sa_table_ns_per_record = 2000;
-  a.port_events = true;
-  FabricStats b;
-  b.mads_sent = 5;
-  b.sa_table_records = 500;
-  b.sa_srtt_us = 100;
-  b.sa_table_ns_per_record = 4000;
-  b.port_events = false;
+  const FabricStats a{
+      .mads_sent = 10, .sa_table_records = 500, .sa_srtt_us = 300, .sa_table_ns_per_record = 2000, .port_events = true};
+  const FabricStats b{
+      .mads_sent = 5, .sa_table_records = 500, .sa_srtt_us = 100, .sa_table_ns_per_record = 4000, .port_events = false};
   host += a;
   host += b;
   EXPECT_EQ(host.mads_sent, 15U);
