@@ -270,7 +270,6 @@ void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
     if (!park_for_table(job_id, p)) enqueue(job_id, true);
   }
   ++stats.misses;
-  if (p.stale_fallback) mark_renewal(jobs.at(job_id));
   jobs.at(job_id).waiters.push_back(id);
   p.job = job_id;
   add_pending(id, std::move(p));

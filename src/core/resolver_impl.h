@@ -76,7 +76,6 @@ struct Job {
   Traffic traffic = Traffic::waited;
   bool for_cache = false;       // revalidation or prefetch: wanted even without waiters
   Requester requester;          // whose turn a waited GET of it takes: the waiter that made it waited
-  bool renews_in_use = false;   // a path in use whose LIDs moved: the GetTable waits for it
   TimePoint retry_at{};
   TimePoint sent_at{};          // of the query in flight
 };
@@ -179,7 +178,6 @@ struct Resolver::Impl {
   void release_revalidations(TimePoint now);
   void set_aside_in_use(TimePoint now);  // LIDs moved: the paths in use out of the schedule
   void release_in_use(TimePoint now);    // ... and by GET at their time, ahead of the table
-  void mark_renewal(Job& job);         // counted in `renewals` until the job ends
   void ask_revalidation(const PathKey& key, CacheEntry& e);  // a background GET for a cached path
   void restart_or_drop_job(JobId id);  // flush: the answer in flight is no longer wanted
   void requeue_inflight();             // port down: queries wait for the port to come back
@@ -290,7 +288,6 @@ struct Resolver::Impl {
   QueryId size_query = 0;        // the SubnetSizeQuery in flight, 0 if none (ids from next_table)
   bool size_settled = false;     // the size was asked and answered, refused or given up: not again
   std::uint32_t size_attempts = 0;  // its unanswered attempts (retried as a table is)
-  std::size_t renewals = 0;       // jobs renewing a path in use whose LIDs moved (renews_in_use)
   bool in_use_first = false;      // LIDs moved: set_aside_in_use runs at the next tick
   std::size_t in_use_moved = 0;   // paths in use found under our last LID move (set_aside_in_use)
   std::deque<PathKey> in_use_aside;  // those not yet asked (release_in_use)

@@ -36,7 +36,6 @@ JobId Resolver::Impl::create_job(const JobKey& key, Requester requester) {
 void Resolver::Impl::destroy_job(JobId id) {
   auto it = jobs.find(id);
   const JobKey key = it->second.key;
-  if (it->second.renews_in_use) --renewals;
   jobs.erase(it);
   job_by_key.erase(key);
   if (key.by_lid) return;
@@ -311,12 +310,6 @@ void Resolver::Impl::ask_revalidation(const PathKey& key, CacheEntry& e) {
   enqueue_for_cache(JobKey::for_path(key));
 }
 
-void Resolver::Impl::mark_renewal(Job& job) {
-  if (job.renews_in_use) return;
-  job.renews_in_use = true;
-  ++renewals;
-}
-
 // After our LIDs moved, the paths in use carry old LIDs and are held on use. Those a request
 // asks for go by GET at once (wait_on_job); the rest are set aside here, most recently used
 // first, and asked by GET at this host's place in the subnet's window for them (in_use_window),
@@ -340,7 +333,6 @@ void Resolver::Impl::set_aside_in_use(TimePoint t) {
         ++moved;
         e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);
         in_use_aside.push_back(key);
-        if (JobId job = job_for(JobKey::for_path(key)); job != 0) mark_renewal(jobs.at(job));
       }
     }
     revalidation_schedule.pop_front();
@@ -359,7 +351,6 @@ void Resolver::Impl::release_in_use(TimePoint t) {
     CacheEntry& e = cache.at(i);
     if (e.pinned() || !lids_moved_under(e)) continue;  // a request's GET has it, or it is renewed
     ask_revalidation(key, e);
-    if (JobId job = job_for(JobKey::for_path(key)); job != 0) mark_renewal(jobs.at(job));
   }
   in_use_aside.clear();
 }
