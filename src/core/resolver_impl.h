@@ -297,8 +297,8 @@ struct Resolver::Impl {
   // Entries one make_room() passes over (moved to the recent end) before it gives up: a miss's cost
   // stays bounded, and the next call goes on where this one stopped.
   static constexpr std::size_t kPassOverBudget = 64;
-  // What a GET costs the SA in paths of a table, with the tables' margin: 6 x 4 us (the
-  // default table_spread_paths_per_s) = 24 us against OpenSM's 17 us per query + 3.33 us a path.
+  // What a GET costs the SA in paths of a table: OpenSM's work per query over its work per path,
+  // with the margin table_spread_paths_per_s keeps (the figures: docs/design.md §3 item 8).
   static constexpr double kGetCostPaths = 6.0;
   // What a request parked for the GetTable keeps for its GET if the table is not in by then: the
   // pacer's pace through a window of them, and a retry. A request allowed less waits for no table.

@@ -30,8 +30,8 @@ class TableGate {
   // The subnet's first probes, one per end port, this far apart on average: 1,000 GETs a second,
   // about 2 % of OpenSM's GET rate.
   static constexpr Duration kProbeSlot = std::chrono::milliseconds(1);
-  // A probe's wait is at most this many times the queue it saw (docs/scale.md, "Admission": the
-  // doubling alone held a 4 x faster SA's last tables 1.7 x its floor).
+  // A probe's wait is at most this many times the queue it saw: by then the SA has drained that
+  // queue several times, so the last tables follow a fast SA (picked from runs: docs/scale.md).
   static constexpr int kQueueDrains = 4;
 
   explicit TableGate(std::uint64_t seed) : prng_(seed) {}
