@@ -180,7 +180,8 @@ void Resolver::Impl::note_change(const CacheEntry& e, EntryState old_state, Lid 
 
 bool Resolver::Impl::lids_moved_under(const CacheEntry& e) const {
   // The SLID test keeps a path the new SM already answered (before we saw our LID move) served.
-  return lids_moved_at && e.state != EntryState::valid && e.produced < *lids_moved_at && port &&
+  const std::optional<TimePoint> moved_at = in_use_window.moved_at();
+  return moved_at && e.state != EntryState::valid && e.produced < *moved_at && port &&
          e.path.slid != port->lid;
 }
 

@@ -21,7 +21,7 @@ void Resolver::Impl::schedule_revalidation_all() {
     }
   });
   next_revalidation = t + prng.uniform(Duration::zero(), policy.revalidate_jitter);
-  in_use_first = lids_moved_at.has_value();
+  in_use_first = in_use_window.moved_at().has_value();
 }
 
 // Queries waiting out their backoff failed against the SM that is gone (or the SA in its first
@@ -72,9 +72,8 @@ void Resolver::on_local_port(const LocalPort& port) {
   bool lid_changed = old && old->lid != port.lid;
   if (lid_changed) {
     ++m.stats.lid_changes;
-    m.lids_moved_at = m.now();  // paths from before carry old LIDs: held on use (docs/design.md §3)
-    m.in_use_moved = 0;
-    m.in_use_draw = m.prng.uniform01();
+    // Paths from before carry old LIDs: held on use (docs/design.md §3).
+    m.in_use_window.on_lids_moved(m.now(), m.prng.uniform01());
     m.requeue_inflight();       // their answers would too: ask again
   }
   // Paths carry our SLID, and the fabric may have changed while the port was down.

@@ -17,6 +17,7 @@
 
 #include "core/backoff.h"
 #include "core/fair_queue.h"
+#include "core/in_use_window.h"
 #include "core/neighbour_table.h"
 #include "core/path_cache.h"
 #include "core/resolver.h"
@@ -183,9 +184,9 @@ struct Resolver::Impl {
   void requeue_inflight();             // port down: queries wait for the port to come back
   PathCache::Index ensure_entry(const PathKey& key, Owner owner = kNoOwner);
   // Room for one more entry of `asking` within the capacity (docs/design.md §3 item 5): the least
-  // recently used entry goes unless another requester is using it (within kInUse) and holds no
-  // more than its share of the capacity; such an entry is passed over. After kPassOverBudget passed
-  // over, or with every entry pinned, the cache goes over capacity for now.
+  // recently used entry goes unless another requester is using it (within InUseWindow::kInUse)
+  // and holds no more than its share of the capacity; such an entry is passed over. After
+  // kPassOverBudget passed over, or with every entry pinned, the cache goes over capacity for now.
   void make_room(Owner asking = kNoOwner);
   bool shielded_from(const CacheEntry& e, Owner asking) const;
   void flush_outbox();
@@ -219,9 +220,9 @@ struct Resolver::Impl {
   void send_probe();                   // one GET of our path to ourselves: the SA's queue now
   void cancel_probe();
   std::optional<TimePoint> table_wakeup() const;  // when send_table has something to do
-  Duration in_use_window() const;      // after a LID move: the subnet's GETs for its paths in use
-  TimePoint in_use_release_at() const;  // this host's place in that window
-  Duration in_use_hold() const;        // the tables wait for that window
+  TimePoint in_use_release_at() const {  // after a LID move: this host's place in the in-use window
+    return in_use_window.release_at(subnet_size, policy.table_spread_paths_per_s);
+  }
 
   // resolver_events.cpp: fabric events, flush, snapshot.
   void schedule_revalidation_all();
@@ -243,7 +244,7 @@ struct Resolver::Impl {
   SaAdmission admission;
   TableGate table_gate;
   std::optional<LocalPort> port;  // unknown until the first on_local_port (then assumed usable)
-  std::optional<TimePoint> lids_moved_at;  // when our own LID last changed (the SM moved the LIDs)
+  InUseWindow in_use_window;  // when our own LID last changed (the SM moved the LIDs), and its window
   bool port_active = true;
   std::optional<BroadcastParams> broadcast;
   PathObserver path_observer;
@@ -289,17 +290,10 @@ struct Resolver::Impl {
   bool size_settled = false;     // the size was asked and answered, refused or given up: not again
   std::uint32_t size_attempts = 0;  // its unanswered attempts (retried as a table is)
   bool in_use_first = false;      // LIDs moved: set_aside_in_use runs at the next tick
-  std::size_t in_use_moved = 0;   // paths in use found under our last LID move (set_aside_in_use)
   std::deque<PathKey> in_use_aside;  // those not yet asked (release_in_use)
-  double in_use_draw = 0;         // in [0, 1): this host's place in the subnet's in-use window
-  // A path used this recently is in use: after a LID move it is renewed by GET ahead of the table.
-  static constexpr Duration kInUse = std::chrono::seconds(60);
   // Entries one make_room() passes over (moved to the recent end) before it gives up: a miss's cost
   // stays bounded, and the next call goes on where this one stopped.
   static constexpr std::size_t kPassOverBudget = 64;
-  // What a GET costs the SA in paths of a table: OpenSM's work per query over its work per path,
-  // with the margin table_spread_paths_per_s keeps (the figures: docs/design.md §3 item 8).
-  static constexpr double kGetCostPaths = 6.0;
   // What a request parked for the GetTable keeps for its GET if the table is not in by then: the
   // pacer's pace through a window of them, and a retry. A request allowed less waits for no table.
   static constexpr Duration kTableWaitReserve = std::chrono::seconds(15);

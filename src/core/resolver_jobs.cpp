@@ -312,8 +312,8 @@ void Resolver::Impl::ask_revalidation(const PathKey& key, CacheEntry& e) {
 
 // After our LIDs moved, the paths in use carry old LIDs and are held on use. Those a request
 // asks for go by GET at once (wait_on_job); the rest are set aside here, most recently used
-// first, and asked by GET at this host's place in the subnet's window for them (in_use_window),
-// ahead of the GetTable that renews the rest (in_use_hold). Entries no request used (a table's, a
+// first, and asked by GET at this host's place in the subnet's window for them, ahead of the
+// GetTable that renews the rest (core/in_use_window.h). Entries no request used (a table's, a
 // snapshot's) sit anywhere in the schedule and are passed over; the used ones are in order of
 // use, so the first used a minute ago ends the walk.
 void Resolver::Impl::set_aside_in_use(TimePoint t) {
@@ -326,7 +326,7 @@ void Resolver::Impl::set_aside_in_use(TimePoint t) {
     if (i != PathCache::npos && (cache.at(i).flags & CacheEntry::kScheduled)) {
       CacheEntry& e = cache.at(i);
       const bool used = e.flags & CacheEntry::kUsed;
-      if (used && t - e.used >= kInUse) break;
+      if (used && t - e.used >= InUseWindow::kInUse) break;
       if (!used || !lids_moved_under(e)) {
         kept.push_back(key);
       } else {
@@ -338,7 +338,7 @@ void Resolver::Impl::set_aside_in_use(TimePoint t) {
     revalidation_schedule.pop_front();
   }
   revalidation_schedule.insert(revalidation_schedule.begin(), kept.begin(), kept.end());
-  in_use_moved = std::max(in_use_moved, moved);
+  in_use_window.found_in_use(moved);
 }
 
 // The paths set aside go by GET at this host's place in the window, or at once when no table
@@ -429,7 +429,7 @@ void Resolver::Impl::make_room(Owner asking) {
 // Each requester holding entries, `asking` counted too, may keep capacity / their number of the
 // entries it uses; what it holds beyond that, or no longer uses, is anyone's to push out.
 bool Resolver::Impl::shielded_from(const CacheEntry& e, Owner asking) const {
-  if (e.owner == asking || !(e.flags & CacheEntry::kUsed) || now() - e.used >= kInUse) return false;
+  if (e.owner == asking || !(e.flags & CacheEntry::kUsed) || now() - e.used >= InUseWindow::kInUse) return false;
   const std::size_t holders = cache.owners() + (cache.held_by(asking) == 0 ? 1 : 0);
   return cache.held_by(e.owner) <= policy.capacity / holders;
 }

@@ -13,7 +13,7 @@
 // that knows nothing of its size (a first start with no cache file) asks it first, by a query that
 // computes no path (SubnetSizeQuery), so that a fabric's cold power-on spreads its probes as a warm
 // one does; without an answer its first probe goes at once. After our LIDs moved, the gate's
-// first probe waits for the subnet's GETs renewing paths in use (in_use_hold).
+// first probe waits for the subnet's GETs renewing paths in use (core/in_use_window.h).
 #include <algorithm>
 
 #include "core/backoff.h"
@@ -33,26 +33,6 @@ void Resolver::Impl::want_table() {
   table_gate.clear();
 }
 
-// After a LID move every host renews its paths in use by GET first: if each has as many as this
-// one, that is n x in_use GETs of SA work (a GET costs the SA about kGetCostPaths paths of a
-// table), spread over as long (each host at its place, in_use_draw); the subnet's tables are
-// spread only after it, with half again for the SA's pace.
-Duration Resolver::Impl::in_use_window() const {
-  if (policy.table_spread_paths_per_s <= 0 || in_use_moved == 0) return Duration::zero();
-  const double gets = static_cast<double>(subnet_size) * static_cast<double>(in_use_moved);
-  return std::chrono::duration_cast<Duration>(
-      std::chrono::duration<double>(gets * kGetCostPaths / policy.table_spread_paths_per_s));
-}
-
-TimePoint Resolver::Impl::in_use_release_at() const {
-  return lids_moved_at.value_or(TimePoint{}) + std::chrono::duration_cast<Duration>(in_use_window() * in_use_draw);
-}
-
-Duration Resolver::Impl::in_use_hold() const {
-  const bool just_moved = lids_moved_at && table_wanted_at - *lids_moved_at < kInUse;
-  return just_moved ? in_use_window() * 3 / 2 : Duration::zero();
-}
-
 // From tick() only, never in the middle of an event: the events of one poll (our LID moved, then the
 // SM changed) ask one table between them, not one each.
 void Resolver::Impl::send_table() {
@@ -61,7 +41,10 @@ void Resolver::Impl::send_table() {
     if (now() >= table_retry_at) ask_size();
     return;
   }
-  if (!table_gate.wanted()) table_gate.want(now(), subnet_size, std::max(table_retry_at, table_wanted_at + in_use_hold()));
+  if (!table_gate.wanted()) {
+    const Duration hold = in_use_window.table_hold(table_wanted_at, subnet_size, policy.table_spread_paths_per_s);
+    table_gate.want(now(), subnet_size, std::max(table_retry_at, table_wanted_at + hold));
+  }
   if (!table_gate.open()) {
     if (auto due = table_gate.probe_due(); due && *due <= now()) send_probe();
     if (!table_gate.open()) return;
