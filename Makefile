@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # User entry points. `make demo` runs the main job, `make test` runs every test, `make package` builds the .debs and RPMs.
 # Each installs missing Debian packages first (scripts/install-deps.sh).
 .PHONY: demo test bench fuzz package deps build build-test build-fuzz build-tsan standalone clean
@@ -33,9 +34,11 @@ demo: deps
 	cmake --build --preset release --target $(DEMO_TARGETS)
 	./scripts/demo.sh
 
-# No tracked file may refer to anything outside the repository (scripts/check-standalone.sh).
+# No tracked file may refer to anything outside the repository (scripts/check-standalone.sh), and
+# every source file carries the license's SPDX line (scripts/check-license.sh, COPYING).
 standalone:
 	@./scripts/check-standalone.sh
+	@./scripts/check-license.sh
 
 test: standalone build-test build-fuzz build-tsan
 	FUZZ_SECONDS=$(if $(CI),10,$(FUZZ_SECONDS)) ./scripts/fuzz-smoke.sh build-fuzz

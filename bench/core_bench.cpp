@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-bench-core: cost of the core Resolver. Cache hit on 100k entries against a bare
 // std::unordered_map lookup of the same keys in the same order (ratio printed at the end),
 // miss -> query -> completion, SM-change revalidation of 100k entries, and bytes per cached

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Produces the table-admission figures of docs/scale.md ("Admission"): for each N, job-start cold
 # (--warm-s 0) and boot with the default SA model (one thread), with 4 SA threads, and with an SA
 # 4 x faster per record (--sa-rate 235294), R = 16, the default Policy, one simulation at a time;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # bench-ab.sh BEFORE [ROUNDS]: ibat-bench (end to end through ibatd on the lab) of commit BEFORE and
 # of the working tree, on this machine, taking turns ROUNDS times (default 3) so that a change of
 # load hits both alike. Builds BEFORE's release binaries in a git worktree under /tmp (kept for

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Runs the benchmark binaries of the release build (`make bench`). Extra arguments are passed to
 # each Google Benchmark binary (e.g. --benchmark_filter=CacheHit). To add a suite, append its
 # binary to BENCHES (the environment's BENCHES picks some). ibat-bench (end to end through ibatd) gets a lab fabric with ibatd on one host,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Fails (exit 1) when a tracked file refers to something a clone of the repository does not have:
 # the team's reference folder beside it (by relative or absolute path), the design brief kept there (DESIGN.md,
 # "DESIGN §N") or its other documents, or issue numbers. Prints every such file:line. What the

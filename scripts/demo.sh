@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # `make demo`: ibat on a simulated 32-host fat tree. Starts a lab fabric (OpenSM on ibsim), runs
 # ibatd on two hosts, resolves paths with the `ibat` CLI, restarts the SM while ibat-load keeps
 # resolving through both daemons, and prints a summary from ibat-load and both daemons' counters.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Runs the fault-injection suite (ctest label `faults`) and prints the markdown table of
 # docs/reliability.md from the ibat-load JSON summaries the scenarios record.
 #   scripts/faults-report.sh [BUILD_DIR]     (default build-test; needs ibatd and ibat-load built)

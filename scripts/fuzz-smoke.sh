@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Runs every libFuzzer target in BUILD_DIR/bin for FUZZ_SECONDS each, starting from its seed corpus
 # (tests/fuzz/corpus/<name>). A crash fails the run and leaves the reproducer in fuzz-artifacts/.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Installs the Debian packages ibat needs to build, test and run its lab.
 # Idempotent: only missing packages are installed (apt-get update runs once, when needed).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # One resolve at a time (ibat-bench p50_us/p99_us) with ibatd's busy_poll_us at 0 and at its
 # default 50, on an idle host and under CPU hogs (docs/performance.md, "One resolve at a time").
 # Starts a fattree-32 lab fabric and ibatd on h0001 (as scripts/bench.sh does), always tears down.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # notice-latency.sh IBATD TOPOLOGY [idle|load]: how long one ibatd takes to notice each SM fault
 # (the time from starting `ibat-lab sm ...` (for a SIGKILL: the start 2 s later) to the daemon's first "SM changed" or "local port"
 # log line), and how many MADs it sent to its own port and to the SM/SA meanwhile. `load` runs

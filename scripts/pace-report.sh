@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Produces the SA congestion-control figures of docs/scale.md: job-start with R=16 under three
 # pacings (fixed: the token bucket alone; oracle: 0.8 x sa_rate / N per node; adaptive: the
 # default Policy's SaPacer), churn and sm-restart with the default Policy, and a plot of SA load

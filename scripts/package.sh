@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Builds ibat's distribution packages from this source tree (its tracked and untracked,
 # not ignored, files: what `git ls-files -co --exclude-standard` lists):
 #   deb  dpkg-buildpackage -us -uc -b with debian/ (debhelper, compat 13) in a copy of the tree at

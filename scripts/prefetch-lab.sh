@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # How fast a fresh ibatd with the default config holds the whole subnet, and how fast it has every
 # path new after an SM restart with new LIDs, on the real OpenSM over the kernel MAD layer twin, on
 # a 480-host fat tree (504 end ports). Per run: a fabric, one ibatd on h0003, `sm restart

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Produces the prefetch table of docs/scale.md ("Subnet prefetch"): for each N, job-start cold
 # (--warm-s 0) and after a 10-minute warm-up, boot (and, prefetch on, both again with daemons that
 # know the subnet's size from their warm cache: --known-subnet), sm-restart with new LIDs and an idle hour,

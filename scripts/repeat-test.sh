@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Runs ctest tests again and again, in a row, and prints how many runs of each passed before the
 # first failure: the check that a lab scenario is not flaky (issue "One way to the SA":
 # faults.sm_restart and faults.table 20 runs in a row with the default config).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # What one SA query costs the real OpenSM in the lab: OpenSM's CPU time (utime + stime of its
 # process, in clock ticks) for GETS PathRecord GETs from one ibat-probe process, and for TABLES
 # SGID-only PathRecord GetTables (one ibat-probe --table process each: the table and a NodeRecord

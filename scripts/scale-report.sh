@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Produces the figures of docs/scale.md: builds ibat-sim (Release, own build dir), runs the
 # job-start table and the sm-restart time series, and plots SA load over time with gnuplot.
 # Usage: scripts/scale-report.sh [OUT_DIR]   (default docs/scale)

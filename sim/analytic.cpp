@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Closed-form per-process job-start: see analytic.h.
 #include "sim/analytic.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Closed forms for runs too large to simulate event by event (labelled `analytic: true`).
 #pragma once
 

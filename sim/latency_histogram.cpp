@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Log-linear latency histogram: see latency_histogram.h.
 #include "sim/latency_histogram.h"
 

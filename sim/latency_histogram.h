@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Weighted latency histogram with log-linear buckets (32 sub-buckets per power of two, ~3% error),
 // constant memory whatever the number of samples: enough for p50/p99/max of 10^10 resolves.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // One MAD request of a simulated daemon as MadRequester (src/fabric/mad_requester.*) runs it: each
 // attempt is a new arrival at the SA model, its timer set by fabric::RetryPolicy (200, 400, 800,
 // 1,600 ms +/- 25 % with the defaults); every attempt carries the same TID, so the first answer to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-sim: command line of the discrete-event scale simulator (see docs/scale.md).
 #include <CLI/CLI.hpp>
 

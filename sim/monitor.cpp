@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Port monitor MADs of every simulated daemon: see monitor.h.
 #include "sim/monitor.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The port monitor of every simulated ibatd (src/fabric/port_monitor.*, fabric_port.cpp), as MADs
 // on the simulator's clock: a 0-hop PortInfo to its own port every poll (local: counted, never
 // reaches the SM), and an SM/SA check whenever the daemon's own fabric::SmCheckSchedule says so —

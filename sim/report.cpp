@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // JSON and text reports of a run: see report.h.
 #include "sim/report.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Output of ibat-sim: the --json object and a one-line human summary.
 #pragma once
 

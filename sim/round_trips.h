@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The round trips each simulated ibatd's MadRequester has measured (fabric/round_trip_estimate.h),
 // so that the simulated MADs wait as long as the real ones: per node, the SA's (GETs, trap
 // subscriptions, broadcast-group reads) and the SM's (SMInfo), apart as MadRequester keeps them by

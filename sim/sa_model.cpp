@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA server model: see sa_model.h.
 #include "sim/sa_model.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The Subnet Administrator as OpenSM runs it (docs/scale.md, "The SA model" and "What the SA
 // spends"): a FIFO queue served by `threads` workers, each query costing a per-query overhead plus
 // a per-record work (a GET computes one record, a GetTable one per record it returns); an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Names of workloads and strategies as the CLI and the JSON output spell them.
 #include "sim/scenario.h"
 

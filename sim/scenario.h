@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What to simulate (workload, strategy, fabric and SA parameters) and what a run measured.
 #pragma once
 

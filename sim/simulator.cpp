@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Discrete-event simulator driving real Resolvers: see simulator.h and docs/scale.md.
 #include "sim/simulator.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The discrete-event scale simulator: one real core::Resolver per simulated node (or, for the
 // per-process strategy, ranks querying the SA themselves), an SA server model, the fabric-side
 // MAD timeout/retry of the SaClient (GETs, and the GetTables of the subnet prefetch), and the

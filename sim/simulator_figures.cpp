@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What a run measured over its window (the whole run, or the job after a --warm-s warm-up): the
 // SA's (GETs and GetTables apart), the monitors' and the Resolvers' totals, less those of the
 // warm-up.

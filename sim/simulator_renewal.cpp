@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // sm-restart --lid-change: how long after the SM change the cached paths carry the new DLIDs —
 // those in use (every node's working set) and all of them — seen through each Resolver's path
 // observer (an SA answer, GET or GetTable, that moved a path's DLID). The working set is taken as

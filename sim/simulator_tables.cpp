@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SaClient's GetTables in the simulator, as fabric::SaClient::query_path_table runs them
 // (src/fabric/sa_client_tables.cpp): for each TableQuery of a node's Resolver, the NodeRecord
 // GetTable of the switches, then the PathRecord GetTable of the subnet, both in flight and joined

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Time series of SA load and completions: see time_series.h.
 #include "sim/time_series.h"
 

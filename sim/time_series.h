@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Per-bucket counters over virtual time (SA arrivals, answers, drops, client completions and
 // failures), written by --csv and used for the peak SA query rate.
 #pragma once

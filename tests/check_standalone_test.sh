@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # ctest `standalone`: the repository refers to nothing outside itself (scripts/check-standalone.sh),
 # and the check does catch such references (the folder beside it, its documents, issue numbers):
 # in tracked files only, with file:line, exit 1.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Big-endian fields of MADs and SMP attributes, as the wire carries them: the one reader and
 // writer the twin's files share (the twin does not link src/wire, which is ibatd's).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Writes the twin's fake sysfs (see fake_sysfs.h). Formats follow the kernel's attribute files.
 #include "fake_sysfs.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The sysfs that libibumad reads (/sys/class/infiniband, /sys/class/infiniband_mad), written for
 // the twin's CAs under a folder of the process's own, from ibsim's NodeInfo and PortInfo. The
 // interposer (interpose.cpp) redirects every open/opendir/scandir of those paths here.

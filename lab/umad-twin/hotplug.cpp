@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The twin's control FIFO (see hotplug.h).
 #include "hotplug.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The twin's control FIFO (IBAT_TWIN_CONTROL=<path>), through which a test removes and adds the
 // process's CAs as a driver unload, hot-plug or SR-IOV VF would. One command a line:
 //   remove <ca>   the CA goes away (interpose.cpp: sysfs, umad files, uevents)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibsim's client protocol for one CA of the twin (see ibsim_link.h).
 #include "ibsim_link.h"
 

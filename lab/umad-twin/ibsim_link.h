@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // One CA of the twin attached to ibsim as a client, in ibsim's own client protocol (its
 // include/ibsim.h, version 0.10 as Debian ships it): a control socket for connect and queries,
 // a data socket carrying one struct sim_request (a 256-byte MAD and its addresses) per datagram.

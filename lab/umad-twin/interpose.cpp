@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libibat_umad_twin.so: the lab's twin of the kernel's MAD layer, preloaded (LD_PRELOAD) into every
 // lab process in place of Debian's libumad2sim. It replaces the libc calls libibumad makes at the
 // kernel boundary — open/close/read/write/ioctl of /dev/infiniband/umad<N> and issm<N>, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The twin's user MAD layer (see mad_layer.h).
 #include "mad_layer.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The kernel's user MAD layer (drivers/infiniband/core/user_mad.c, mad.c, mad_rmpp.c) as the twin
 // gives it to a process: umad files with their agents, the TID rewrite that routes a response back
 // to the agent that asked, request dispatch by class, version and method, the send timeout and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortEventBus: ClientReregister announcements between the lab's processes (port_event_bus.h).
 #include "port_event_bus.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortEventBus: how the twin in the SM's process tells the twins of the other processes of a
 // fabric that a port's SMA took a PortInfo Set with ClientReregister (sma_watch.h), as the HCA's
 // firmware tells its own driver. Each CA of a process binds an AF_UNIX datagram socket

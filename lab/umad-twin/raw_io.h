@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // read/write/close straight to the kernel, for the twin's own descriptors: the twin replaces the
 // libc symbols, so calling them from inside it would come back to itself.
 #pragma once

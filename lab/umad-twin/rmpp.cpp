@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // RMPP wire format of the lab's kernel MAD layer twin: header fields, segments, control MADs (see rmpp.h).
 #include "rmpp.h"
 

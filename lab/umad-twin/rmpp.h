@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // RMPP on the wire as the kernel's MAD layer writes it for an agent registered with rmpp_version 1:
 // the MAD and RMPP header fields, a long message cut into 256-byte DATA segments (the class header
 // repeated in each), and the ACK, STOP and ABORT MADs. Pure: no I/O, no clock. The protocol that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The RMPP sender and receiver of the lab's kernel MAD layer twin (see rmpp_window.h).
 #include "rmpp_window.h"
 

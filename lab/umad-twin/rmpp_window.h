@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The RMPP protocol of the kernel's MAD layer (drivers/infiniband/core/mad_rmpp.c) as the lab's
 // twin runs it: the sender of one message (its window, the ACKs that move it, the resend from the
 // last ACKed segment, the retries) and the receiver that joins segments into messages, grants

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SmaWatch: the SMA's client-reregistration behaviour the twin adds to ibsim (sma_watch.h).
 #include "sma_watch.h"
 

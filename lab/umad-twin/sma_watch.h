@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SmaWatch: what an HCA's SMA does with the SM's PortInfo MADs that ibsim's SMA leaves out, seen
 // from the twin in the SM's own process (OpenSM's), as a real HCA sees it in firmware:
 //  * every CA port of a real mlx4/mlx5 HCA advertises IsClientReregistrationSupported

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The kernel's uevents (NETLINK_KOBJECT_UEVENT, multicast group 1) as the twin gives them when one
 // of its CAs is removed or added: the datagrams in the kernel's format and order, and the sockets
 // they go to. A program's uevent socket is one end of a unix datagram socketpair; the twin keeps

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // VerbsDevices: the twin's async-event-only verbs devices (verbs_devices.h).
 #include "verbs_devices.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // VerbsDevices: the twin's CAs as libibverbs devices that carry async events, the one part of
 // verbs that ibatd uses (src/fabric/verbs_events.cpp): ibv_get_device_list lists one device per
 // CA under its name, ibv_open_device gives a context whose async_fd is readable while an event

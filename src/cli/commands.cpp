@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The ibat CLI commands (see commands.h).
 #include "cli/commands.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The ibat CLI's commands: each validates its arguments (bad input -> UsageError, exit 2),
 // connects to ibatd through libibat, runs one operation and prints the result. Failures are
 // thrown as CommandError with the exit code of exit_codes.h and a message for stderr.

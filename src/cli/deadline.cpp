@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Deadline: a timer thread that ends the process unless disarmed in time (see deadline.h).
 #include "cli/deadline.h"
 

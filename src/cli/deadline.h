@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A deadline on a whole CLI command. libibat's blocking calls and connect(2) to a daemon whose
 // listen queue is full take no timeout of their own; a Deadline bounds all of them together: if
 // the command has not disarmed it within `limit`, a timer thread writes one line to stderr and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Mapping of libibat statuses to CLI exit codes, and their help text.
 #include "cli/exit_codes.h"
 

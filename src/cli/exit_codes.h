@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Exit codes of the ibat CLI: one per failure kind, so scripts can tell "no path" from "daemon
 // down" from "bad arguments". Documented in `ibat --help` and ibat(1).
 #pragma once

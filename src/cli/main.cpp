@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat: command-line client of ibatd. Parses the command line (CLI11) and runs one command from
 // commands.h; every failure ends with a one-line message on stderr and a documented exit code.
 #include <iostream>

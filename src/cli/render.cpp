@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Text and JSON renderings of the CLI (see render.h).
 #include "cli/render.h"
 

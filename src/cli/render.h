@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Output of the ibat CLI: a resolved path as "key: value" lines or a JSON object, cache entries and
 // neighbours as aligned columns, counters as text or Prometheus exposition, events one per line.
 // Pure functions from data to text, so they are unit-testable.

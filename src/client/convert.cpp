@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Conversions between libibat's C structs and core types (see convert.h).
 #include "client/convert.h"
 

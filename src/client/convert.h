@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Conversions between libibat's C structs (ibat.h) and the core/protocol types the codec speaks.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The C ABI of libibat (include/ibat.h): thin shims over Session and the protocol codec. No C++
 // exception crosses this boundary.
 #include "client/include/ibat.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Session: socket I/O and reply dispatch of a libibat handle (see session.h).
 #include "client/session.h"
 

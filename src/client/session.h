@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The connection behind an ibat_t handle: a Unix stream socket speaking native protocol v1 through
 // ibat_protocol, a table of pending requests keyed by id, non-blocking reads that dispatch each
 // reply frame to its request, and blocking waits for the synchronous calls. Requests sent from a

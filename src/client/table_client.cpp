@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TableClient (see table_client.h).
 #include "client/table_client.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The libibat side of the shared path table (docs/shared-table.md): maps the daemon's table
 // read-only when it is there and trustworthy, and answers GID resolves that hit a valid entry
 // exactly as the daemon would (state valid, age since the SA answer). Everything else, and any

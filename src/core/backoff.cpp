@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Backoff and PRNG (see backoff.h).
 #include "core/backoff.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Retry backoff: exponential from retry_base, capped at retry_max, with +/- retry_jitter spread
 // drawn from a seeded PRNG so that runs are reproducible.
 #pragma once

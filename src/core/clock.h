@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Time for core/: a monotonic time point injected by the owner (the event loop, a test or the
 // simulator). core/ never reads a system clock itself.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // FabricInput: what one port's fabric tells the Resolver — the SA's answers to its queries and
 // what the port, the SM and the SA's traps report. Declared once, here: the Resolver takes them,
 // the daemon's PortRuntime passes them on (logging what an operator should see), and a FabricPort

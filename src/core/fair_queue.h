@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The send queue of the waited GETs, served round robin among their requesters (docs/design.md §3
 // item 5): each requester (a local uid, or none: the kernel's and the daemon's own requests) has
 // its own FIFO of (job, queue_seq) items, and the next item comes from the requester whose turn it

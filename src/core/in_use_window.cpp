@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The subnet's window for renewing paths in use after a LID move (see in_use_window.h).
 #include "core/in_use_window.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The subnet's window for renewing paths in use after a LID move (docs/design.md §3 item 8):
 // when the SM moved the LIDs, every host renews by GET the paths it used in the last minute,
 // ahead of the GetTables that renew the rest, since the SA serves one FIFO queue and a GET behind

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // NeighbourTable (see neighbour_table.h).
 #include "core/neighbour_table.h"
 

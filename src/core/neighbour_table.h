@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // NeighbourTable: IP (v4 or v6) -> IPoIB hardware address (-> GID), fed by ARP / neighbour input,
 // with the source LID seen on receive when known.
 #pragma once

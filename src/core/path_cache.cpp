@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathCache (see path_cache.h).
 #include "core/path_cache.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathCache: compact store of path entries keyed by (local GID, DGID, P_Key).
 // Entries live in fixed-size chunks (stable indices, no per-entry allocation), are found through
 // open-addressing hash indexes of 32-bit slots (by key, and by (local GID, DLID, P_Key) for

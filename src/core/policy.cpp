@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Policy::validate: checks every tunable against its accepted range and names the bad field.
 #include <cmath>
 #include <string>

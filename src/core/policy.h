@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Every tunable of the Resolver, with its documented default. The daemon fills it from TOML.
 #pragma once
 

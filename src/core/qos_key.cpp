@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // QosKey and the ServiceID / QoS class ranges (see qos_key.h).
 #include "core/qos_key.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Which ServiceID and QoS class a resolve is cached and asked by (docs/design.md, "QoS").
 // An SM's QoS policy may give a path its SL, MTU, rate and packet lifetime by the query's
 // ServiceID or QoS class. ibat cannot read that policy, so Policy names the ServiceIDs and QoS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The boundary between core/ and the fabric: core/ asks for PathRecord queries through a
 // QuerySink, and the owner feeds results back with Resolver::on_query_result.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Names of the entry states, as shown by `ibat paths` and the JSON views.
 #include "core/resolve_types.h"
 

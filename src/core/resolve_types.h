@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The values the Resolver takes and gives: entry states, resolve requests and results, the local
 // port and IPoIB broadcast parameters it is told about, and the cache entry view it shows. Shared
 // by the Resolver, the path cache, fabric/, protocol/ and client/ without the Resolver class.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Resolver: the public entry points and the request side (serve from cache, wait, complete).
 // Queries and jobs are in resolver_jobs.cpp, fabric/neighbour events in resolver_events.cpp.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The Resolver: the deterministic heart of ibat. It owns the path cache and the neighbour table,
 // queues resolve requests, coalesces them into at most one SA query per key, serves stale and
 // provisional entries through SM events, and completes every accepted request exactly once.

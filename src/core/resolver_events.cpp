@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Resolver events: local port (LID change, down/up), SM change, traps 64/65, broadcast-group
 // parameters, neighbour updates (with provisional paths), flush, snapshot load and the views.
 #include <algorithm>

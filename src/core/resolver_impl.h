@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Private state of the Resolver, shared by resolver*.cpp (not part of the public API).
 // Requests wait on Jobs; a Job is the one query (with its retries) for one destination key.
 // Completions, outgoing queries and query cancels are collected in an outbox and delivered only

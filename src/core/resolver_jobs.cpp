@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Resolver jobs: one query (plus retries) per destination key, the send queues the SaAdmission
 // lets go (pump), query results, backoff, negative caching and the cache-entry bookkeeping that
 // goes with them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Prefetch and bulk revalidation (Policy::prefetch, docs/design.md "Prefetch"): when the port
 // becomes usable and after every SM change or move of our own LID, one PathRecord GetTable asks
 // the paths to the whole subnet on the default P_Key. Its answer fills the cache (only while there

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The one send rule of a port's SA traffic (see sa_admission.h).
 #include "core/sa_admission.h"
 

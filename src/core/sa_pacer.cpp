@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA congestion control (see sa_pacer.h).
 #include "core/sa_pacer.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA congestion control of one Resolver (docs/scale.md, "SA congestion control"): a window of
 // queries in flight that the SA's own answers steer, so that thousands of nodes share one SA
 // without knowing how many they are. OpenSM never answers BUSY and drops silently only after 10 s

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SpinPolicy: whether a thread that waits for a reply may poll for it instead of sleeping, for
 // libibat's synchronous calls (client::Session::wait) and ibatd's loop (server::BusyPoll). Polling
 // saves the wake-up of a sleeping CPU, but only costs nothing while CPUs are idle: when the host

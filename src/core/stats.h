@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Counters the Resolver keeps; exported by `ibat stats`, Prometheus text and the ACM PERF_QUERY.
 #pragma once
 

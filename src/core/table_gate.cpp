@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // When a port's GetTable goes (see table_gate.h).
 #include "core/table_gate.h"
 

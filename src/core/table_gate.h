@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // When a port's GetTable goes (docs/design.md, "Admission"): closed loop on the SA's queue as a
 // probe's round trip shows it, never on an assumed SA speed. Every host of a subnet wants its
 // table at the same moment (power-on, SM change), n tables of n paths: sent at once they queue

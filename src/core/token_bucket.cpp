@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Token bucket arithmetic (see token_bucket.h).
 #include "core/token_bucket.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Token bucket that shapes new SA queries: `rate` tokens per second, at most `burst` saved up.
 #pragma once
 

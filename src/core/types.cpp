@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Parsing, formatting and validation of the value types in types.h.
 #include "core/types.h"
 

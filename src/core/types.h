@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Value types shared by every layer: GIDs, LIDs, P_Keys, IPoIB hardware addresses, path records
 // and the error codes a resolve can complete with. Parsing, formatting and validation live here.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What ibatd configures of its fabric port (FabricOptions) and the counters the port reports
 // (FabricStats): plain values, so the daemon's config and JSON views need neither Asio nor the port.
 #pragma once

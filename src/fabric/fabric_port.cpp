@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // FabricPort: wires UmadTransport, MadRequester, SaClient, PortMonitor and TrapSubscriber together
 // on the owner's loop. Path queries and GetTables that arrive before the SM LID is known wait for
 // the first PortInfo; every SM change lets GetTables be tried again, and re-subscribes to traps and

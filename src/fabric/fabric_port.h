@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // FabricPort: everything ibatd needs from one local HCA port, behind one object. It owns the umad
 // I/O thread (UmadTransport) and, on the owner's asio event loop, the SaClient (PathRecord GETs with
 // its own timers and retries), the PortMonitor (PortInfo/SMInfo polling) and the TrapSubscriber.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The seam between MAD users (SaClient, PortMonitor, TrapSubscriber) and the wire: what a MAD to
 // send and a received MAD carry, and the MadSender interface that UmadTransport implements and unit
 // tests replace with a fake. Everything here is plain data; no libibumad types leak out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // MadRequester: TIDs, timers, retries and response validation (see mad_requester.h).
 #include "fabric/mad_requester.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // MadRequester: the outstanding-request table shared by every MAD client on a port. It allocates
 // TIDs, matches responses on the low 32 bits of the TID (umad2sim rewrites the upper 32), validates
 // each response (class, response method, attribute, source LID) before handing it over, runs its

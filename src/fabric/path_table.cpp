@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathRecord and NodeRecord tables: decode, check against the question, leave out what no client
 // can use; the SwitchInfoRecord table that sizes the subnet.
 #include "fabric/path_table.h"

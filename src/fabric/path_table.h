@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What one PathRecord GetTable brings back, and the pure steps that make it (SaClient sends the
 // queries): the SA's records checked against the question (SGID, P_Key) and cut to what a client
 // can use — one record per DGID (the first: OpenSM lists a pair's other LMC paths after it) and

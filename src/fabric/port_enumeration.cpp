@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Port enumeration through libibumad and the pure choice of ports to serve (port_enumeration.h).
 #include "fabric/port_enumeration.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Which HCA ports ibatd serves: every InfiniBand port libibumad finds (the default), the ports the
 // configuration lists, or the one --ca/--port names. Reading the ports (enumerate_ports, the
 // sysfs libibumad reads: /sys/class/infiniband/*/ports/*/link_layer and state) is apart from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Port and SM events from the HCA: on a real HCA, libibverbs async events of the verbs device that
 // matches the umad CA (IBV_EVENT_SM_CHANGE, CLIENT_REREGISTER, LID_CHANGE, PORT_ACTIVE, PORT_ERR,
 // GID_CHANGE, PKEY_CHANGE) tell the daemon what the kernel saw, at no cost to the SM. The source

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortMonitor: the PortInfo -> (SMInfo -> SA state) poll cycle and its timer.
 #include "fabric/port_monitor.h"
 

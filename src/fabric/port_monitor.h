@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortMonitor: polls, every `interval`, PortInfo of the local port (directed-route SMP, 0 hops:
 // umad_get_port() is a stale snapshot under umad2sim; a local MAD that costs the SM nothing).
 // Only when SmCheckSchedule says so does it also ask SMInfo from the SM LID PortInfo names (GUID,

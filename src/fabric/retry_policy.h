@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // RetryPolicy: how long MadRequester waits for each attempt of a MAD before resending it (the
 // same TID, so an answer to any attempt completes the request), and how often. Pure, so that
 // ibat-sim's model of the fabric (sim/mad_attempts.h) times its resends with the same rule:

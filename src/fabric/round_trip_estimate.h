@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // RoundTripEstimate: how long one remote manager (the SA, or the SM) has lately taken to answer a
 // single-MAD request, and the MAD timer that asks for: TCP's retransmission rule (RFC 6298) for
 // MADs. Only requests answered at their first attempt are samples (Karn: an answer after a resend

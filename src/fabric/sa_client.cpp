@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SaClient: PathRecord and broadcast MCMemberRecord GETs, answer checks and error mapping.
 #include "fabric/sa_client.h"
 

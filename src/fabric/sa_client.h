@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SaClient: SA queries on the owner's loop. GET PathRecord (DGID or DLID target, always with SGID,
 // P_Key and NumbPath=1, since OpenSM picks an arbitrary source otherwise), GET MCMemberRecord of
 // the IPoIB broadcast group, and the PathRecord GetTable of a port's whole subnet (SGID, P_Key,

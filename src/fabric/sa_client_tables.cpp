@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SaClient's GetTables: the PathRecord table of a port's subnet and, beside it, the switches'
 // NodeRecords that say which of its records lead to a switch's port 0; the fall-back to GETs; and
 // the switches' SwitchInfoRecords that tell the subnet's size before a first table.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SmChangeDetector: SM restart / fail-over and local port change rules (see the header).
 #include "fabric/sm_change_detector.h"
 

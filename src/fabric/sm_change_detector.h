@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SmChangeDetector: the pure decision behind PortMonitor. Each poll yields what PortInfo (local
 // port) and SMInfo (from the SM) said, or nothing when they went unanswered; the detector says
 // whether the local port view changed and whether the SM changed: fail-over (SM LID or GUID

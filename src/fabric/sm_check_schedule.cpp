@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SmCheckSchedule: full checks on suspicion, routine checks at a slow jittered interval.
 #include "fabric/sm_check_schedule.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SmCheckSchedule: the pure decision of when PortMonitor asks the SM and SA (remote MADs, a cost
 // every host puts on the SM's node) on top of its own port's PortInfo (a local MAD, free for the
 // SM). A full check (SMInfo, then the SA's copy of our subscription) runs at once on start and,

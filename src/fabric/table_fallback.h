@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // When a failed PathRecord GetTable turns a port's GetTables off (the Resolver then asks by GET
 // until the next SM) and when it does not. A table that failed under the SM it was sent to, while
 // the SA answered this port something else, was refused or cannot be had from this SA: tables

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TableTimer: the MAD timer of one kind of GetTable (PathRecords, NodeRecords, ...) to one SA. A
 // GetTable's round trip is long by nature: the SA computes every record of it (and again for every
 // resend), so it is no sample of the SA's queue (RoundTripEstimate leaves it out) and a GET's timer

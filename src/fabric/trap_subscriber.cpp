@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TrapSubscriber: InformInfo subscriptions, Report handling and ReportResp.
 #include "fabric/trap_subscriber.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TrapSubscriber: subscribes (InformInfo SET) to traps 64 and 65 — GID in / out of service — and
 // answers every SA Report with a ReportResp echoing its whole TID. OpenSM forgets subscriptions
 // when it restarts, so the owner calls subscribe() again after every SM change. Reports reach

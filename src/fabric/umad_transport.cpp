@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // UmadTransport: libibumad port, agents, the receive thread and the send path.
 #include "fabric/umad_transport.h"
 

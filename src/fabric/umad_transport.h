@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // UmadTransport: owns one libibumad port. A dedicated I/O thread blocks in umad_recv with a short
 // timeout (umad2sim fds are >= 1024, so no epoll/select) and posts every received MAD into the
 // owner's asio loop; sends go out from the caller's thread (umad_send is one write() on the fd).

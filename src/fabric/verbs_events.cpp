@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortEventSource over libibverbs: the async-event fd of the verbs device named like the umad CA,
 // read non-blocking on the owner's loop; events of other ports and other kinds are acknowledged
 // and dropped.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // open_verbs_events for builds without libibverbs: there is never an event source.
 #include "fabric/port_events.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // IPoIB ARP codec (see arp.h).
 #include "ipoib/arp.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // IPoIB ARP packets (RFC 4391 section 4 / RFC 826): hardware type 32 (InfiniBand), 20-byte hardware
 // addresses (flags + QPN + GID), IPv4 protocol addresses. Decode from bytes, encode for tests and
 // tools, and turn a packet into the neighbour update the neighbour table consumes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Reads a capture file with a size cap (see capture_file.h).
 #include "ipoib/capture_file.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Loads a capture file into memory for the pcap reader, refusing files above a size cap so that
 // `ibat neigh replay` cannot be made to allocate without bound.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Error value returned by the IPoIB decoders (ARP, pcap): a message naming what was wrong and where.
 #pragma once
 

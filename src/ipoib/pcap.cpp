@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Classic pcap reader and IPoIB ARP scan (see pcap.h).
 #include "ipoib/pcap.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Classic pcap file reader (both byte orders, micro- and nanosecond magic) for captures of IPoIB
 // interfaces, and a scan that yields the IPoIB ARP packets inside. Link types: Linux cooked
 // capture v1 (113) and v2 (276), and LINKTYPE_IPOIB (242: 40-byte GRH pseudo-header + 4-byte

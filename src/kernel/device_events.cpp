@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The kernel's uevents of HCAs and their umad devices (device_events.h).
 #include "kernel/device_events.h"
 

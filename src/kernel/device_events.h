@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // DeviceEvents: tells ibatd when an HCA or its umad device comes or goes while it runs (a driver
 // reload, hot-plug, SR-IOV VFs made or destroyed), from the kernel's own uevents: a
 // NETLINK_KOBJECT_UEVENT socket bound to group 1 (the kernel's broadcast, not udev's re-broadcast,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The IPoIB interface's HCA port from sysfs (ipoib_port.h).
 #include "kernel/ipoib_port.h"
 

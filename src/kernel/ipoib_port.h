@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Which HCA port an IPoIB interface runs on, read from sysfs as the kernel's ib_ipoib writes it:
 // /sys/class/net/<if>/device is the HCA's parent device, whose infiniband/ folder holds the CA's
 // name (mlx5_0), and /sys/class/net/<if>/dev_port is the port number minus one (ipoib sets

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Decoding and encoding of the kernel's local SA netlink messages (local_sa_codec.h).
 #include "kernel/local_sa_codec.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The kernel's "local SA" netlink messages (RDMA_NL_LS, docs/linux.md): decoding the RESOLVE
 // requests that ib_sa_path_rec_get() multicasts to RDMA_NL_GROUP_LS, and encoding the replies it
 // accepts — one PATH_RECORD attribute, or RDMA_NL_LS_F_ERR so that the kernel asks the SA itself.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The kernel local SA responder's socket and request handling (local_sa_responder.h).
 #include "kernel/local_sa_responder.h"
 

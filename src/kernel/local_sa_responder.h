@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // LocalSaResponder: makes ibatd the kernel's local SA (docs/linux.md). It listens on NETLINK_RDMA,
 // group RDMA_NL_GROUP_LS — or, for tests and twins, on an AF_UNIX datagram socket that carries the
 // same messages byte for byte — and answers each RESOLVE from the Resolver: a path that fits the

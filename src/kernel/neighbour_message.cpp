@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rtnetlink neighbour message decoding (neighbour_message.h).
 #include "kernel/neighbour_message.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The kernel's neighbour table as rtnetlink reports it (RTM_NEWNEIGH / RTM_DELNEIGH, docs/linux.md):
 // decoding one message into what ibatd needs — interface, IP, state, and an IPoIB hardware address
 // (20 bytes: flags, QPN, GID) when the link layer carries one. Pure; attributes are parsed and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The mirror of the kernel's neighbour table (neighbour_mirror.h).
 #include "kernel/neighbour_mirror.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // NeighbourMirror: ibatd's copy of the kernel's neighbour table, fed by rtnetlink events and dumps
 // (neighbour_monitor.h). IPoIB entries become the Resolver's neighbour updates and removals, each
 // with the HCA port its interface runs on when sysfs tells (ipoib_port.h); other link layers are

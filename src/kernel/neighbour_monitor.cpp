@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The rtnetlink neighbour socket (neighbour_monitor.h).
 #include "kernel/neighbour_monitor.h"
 

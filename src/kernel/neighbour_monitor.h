@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // NeighbourMonitor: keeps ibatd's endpoint table in step with the kernel's neighbour table, the
 // host's real ARP cache (docs/linux.md). It subscribes to rtnetlink neighbour events, dumps the
 // table at start, and answers a socket overrun (ENOBUFS) with a full re-dump so nothing is lost.

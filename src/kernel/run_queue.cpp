@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Reads /proc/loadavg for core::SpinPolicy (run_queue.h).
 #include "kernel/run_queue.h"
 

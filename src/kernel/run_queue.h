@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The host's run queue as core::SpinPolicy samples it: tasks running or ready to run (the fourth
 // field of /proc/loadavg, "running/total", the caller included) and the CPUs online. A sample
 // opens, reads and closes /proc/loadavg (a few microseconds).

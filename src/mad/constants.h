@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Numbers from the IBA spec used on the wire: sizes, management classes, methods, attribute IDs
 // and status codes. Only what ibat sends or receives is listed.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA InformInfo (IBA 13.4.8.3, generic form): the subscription ibat sends for traps 64 and 65
 // (GID in / out of service), and the OpenSM answer to it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Encoding and decoding of the common MAD header.
 #include "mad/mad_header.h"
 

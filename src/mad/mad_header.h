@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The common MAD header (24 bytes, IBA 13.4.3) and its status word.
 #pragma once
 

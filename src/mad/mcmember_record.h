@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA MCMemberRecord (IBA 15.2.5.17): multicast group parameters. ibat reads the IPoIB broadcast
 // group (MTU, rate, SL, Q_Key) with a GET; provisional paths are built from it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA NodeRecord (IBA 15.2.5.2): a port's LID and its node's NodeInfo and NodeDescription. ibat asks
 // for the switches' records (NodeType 2) to tell a switch's port 0 from an HCA port in a PathRecord
 // table: a PathRecord does not say what kind of port its destination is.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Encoding and decoding of the SA Notice, and the Report/ReportResp MADs that carry it.
 #include "mad/notice.h"
 

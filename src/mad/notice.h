@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA Notice (IBA 13.4.8.2) as delivered in a SubnAdmReport, and the ReportResp that must answer
 // every Report. Traps 64 and 65 (GID in / out of service) carry the GID in their data details.
 #pragma once

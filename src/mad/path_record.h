@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA PathRecord (IBA 15.2.5.16): the 64-byte wire form of core::PathRecord, its component-mask bits
 // and the GET PathRecord request builder.
 #pragma once

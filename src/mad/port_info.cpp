@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Encoding and decoding of the SMP PortInfo attribute.
 #include "mad/port_info.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SMP PortInfo attribute (IBA 14.2.5.6, 64 bytes): every field, including the LID, SM LID, port
 // state and LMC that ibat's port monitor tracks.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The shared "buffer too short" error of every decoder.
 #include "mad/result.h"
 

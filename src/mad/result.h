@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Result<T>: what every mad/ decoder returns — either the decoded value or a DecodeError that says
 // what was wrong with the bytes. Decoders never throw and never read past the end of their input.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Encoding and decoding of SA MADs (common header + SA header + record data).
 #include "mad/sa_mad.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA MADs (IBA 15.2.1): the common header, the RMPP header, SM_Key, AttributeOffset and
 // ComponentMask, followed by up to 200 bytes of record data. Of a GET or SET answer ibat reads only
 // the first record; a GetTable answer (RMPP, reassembled by the MAD layer) is read with sa_table.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Decoding of multi-record SA responses and the GetTable request builder.
 #include "mad/sa_table.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Multi-record SA responses (GetTableResp, IBA 15.2.5): the SA header, then records every
 // AttributeOffset x 8 bytes to the end of the message. A long answer is one RMPP transfer that the
 // MAD layer reassembles (docs/fabric.md), so the message may be far longer than one MAD; the

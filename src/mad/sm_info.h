@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SMP SMInfo attribute (IBA 14.2.5.13): the SM's GUID, SM_Key, ActCount, priority and state.
 // ibat's port monitor detects SM restarts and fail-overs from changes in these.
 #pragma once

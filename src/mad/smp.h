@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Subnet Management Packets (IBA 14.2.1): LID-routed (class 0x01) and directed-route (class 0x81)
 // headers, the 64-byte attribute data, and GET builders. ibat uses them to read PortInfo from its
 // own port (directed route, 0 hops) and SMInfo from the SM (LID-routed).

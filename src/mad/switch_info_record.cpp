@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Encoding and decoding of the SA SwitchInfoRecord's leading fields.
 #include "mad/switch_info_record.h"
 

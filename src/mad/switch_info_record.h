@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA SwitchInfoRecord (IBA 15.2.5.4): a switch's LID and its SwitchInfo. ibat reads one field of
 // it, LinearFDBTop: the highest unicast LID the SM programmed into the switch's forwarding table,
 // the same in every switch after a sweep. It bounds the subnet's LIDs (end ports and switches) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Frame header codec and frame builders of the native protocol (docs/protocol.md "Frames").
 #include "protocol/frame.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Native protocol v1 frame layer (docs/protocol.md "Frames"): the 12-byte header, op and status
 // codes, and helpers that append whole frames to an output buffer. Pure codec, no I/O.
 #pragma once

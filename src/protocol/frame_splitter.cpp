@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Incremental frame splitter (see frame_splitter.h): header validation and reassembly of frames
 // that arrive split across reads. Whole frames found in the input are passed on without a copy.
 #include "protocol/frame_splitter.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Incremental frame splitter: feed it the bytes read from a stream socket in any chunking and it
 // hands out complete frames (header + payload view). It rejects a bad length or version as soon
 // as the header is in, and never buffers more than one frame (kMaxFrame bytes).

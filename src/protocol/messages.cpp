@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Payload codecs of the native protocol operations (see messages.h and docs/protocol.md).
 #include "protocol/messages.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Payload codecs of every native protocol v1 operation (docs/protocol.md "Operations"): encoders
 // append a complete frame to an output buffer, decoders check every length and value and return
 // either the message or a description of what is wrong with it.

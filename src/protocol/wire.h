@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Sequential byte writer and bounds-checked reader used by every payload codec of the native
 // protocol, over the shared big-endian helpers (wire/byte_order.h). The reader never reads past
 // its span: a short read sets a sticky failure instead.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Key hashing and slot contents of the shared path table (see path_table_layout.h).
 #include "shm/path_table_layout.h"
 

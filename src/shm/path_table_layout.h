@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Layout of the shared path table (docs/shared-table.md): a header followed by fixed-size slots in
 // one mapping that ibatd writes and libibat maps read-only. Every word a reader may read while the
 // writer changes it is a std::atomic<std::uint64_t>; a slot is guarded by its own sequence counter

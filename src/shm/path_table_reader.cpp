@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathTableReader::open (see path_table_reader.h; lookups are inline there). The header fields are
 // read once, at open(); only the generation and the defaults change afterwards.
 #include "shm/path_table_reader.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathTableReader: looks paths up in a shared path table it may only read (libibat). open() checks
 // the header (magic, version, sizes, slot count, bounds) before anything else is trusted; every
 // lookup stays within the slots that header allows, whatever the bytes hold, never waits for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathTableWriter (see path_table_writer.h). Slot update protocol: seq becomes odd (relaxed), every
 // data word is stored with release, seq becomes even (release). A reader that saw any new word
 // therefore sees the odd or the new seq afterwards and drops what it read (path_table_reader.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathTableWriter: the single writer of a shared path table (ibatd). It formats the memory, then
 // publishes, replaces and removes paths slot by slot under each slot's sequence counter, and
 // invalidates everything at once by bumping the table generation. It keeps its own index of what

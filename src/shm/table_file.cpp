@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TableFile and open_table_file (see table_file.h).
 #include "shm/table_file.h"
 

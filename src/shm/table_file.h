@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The file that holds a shared path table: ibatd creates it (mode 0644, written only by ibatd,
 // swapped in atomically, the table it replaces invalidated first) and libibat maps it read-only
 // after checking it is a regular file owned by the daemon's uid and writable by nobody else.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Big-endian (network byte order) field access at an offset of a byte buffer: the one set of
 // helpers every codec uses (mad/, ipoib/, protocol/, server/acm/, the snapshot, the umad transport).
 // Callers check the buffer length once per structure; these helpers then index within it.

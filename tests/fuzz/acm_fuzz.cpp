@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fuzzes the ACM v1 codec as a server sees it: frame a byte stream, decode each message, and answer
 // every decoded request (success or status response), checking each answer fits an acm_msg.
 #include <cstdlib>

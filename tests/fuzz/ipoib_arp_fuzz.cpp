@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fuzzes the IPoIB ARP decoder: any input decodes or errors, and a decoded packet survives an
 // encode/decode round trip unchanged.
 #include <cstdlib>

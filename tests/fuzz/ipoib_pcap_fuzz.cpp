@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fuzzes the pcap reader and ARP scan: any file scans or errors, and a scan never reports more ARP
 // packets than frames.
 #include <cstdlib>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # libFuzzer targets of the kernel/ codecs: local SA netlink datagrams and rtnetlink neighbour
 # messages, /proc/loadavg texts and uevents; seeds in corpus/kernel_local_sa, corpus/kernel_neighbour,
 # corpus/kernel_loadavg, corpus/kernel_uevent.

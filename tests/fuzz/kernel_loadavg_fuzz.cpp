@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fuzzes the /proc/loadavg reader behind the poll-or-sleep decision (kernel/run_queue.h): any text
 // gives a count or nothing, never reads past the text, and a count it gives is the digits before
 // the fourth field's '/'.

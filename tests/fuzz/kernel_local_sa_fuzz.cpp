@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fuzzes the local SA datagram decoder: any bytes decode into messages or named problems, and the
 // error reply to every answerable message decodes back as a non-request with the same id.
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fuzzes the rtnetlink neighbour decoder: any bytes decode or are refused, never read out of bounds.
 #include <cstdlib>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fuzzes the kernel uevent decoder (HCAs coming and going): any bytes decode or are refused, never
 // read out of bounds, and what decodes has the action its header names.
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libFuzzer target: decode_port_info on arbitrary bytes must return a value or an error without
 // reading out of bounds, and whatever decodes must come back unchanged through encode + decode.
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libFuzzer target: decode_sa_table on arbitrary bytes (a whole received message) must return a
 // table or an error with a reason without reading out of bounds; a table's records must lie inside
 // the message at AttributeOffset strides, fill it to its end, stay within the bound, and each

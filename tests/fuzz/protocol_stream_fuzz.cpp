@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libFuzzer target: arbitrary bytes as a native protocol stream. The first byte picks the read
 // chunk size; every frame the splitter yields goes to the decoder of its op, and whatever decodes
 // must re-encode to the same payload (decoders accept only canonical encodings).

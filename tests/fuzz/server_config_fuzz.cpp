@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fuzzes the ibatd TOML config loader: any text must parse into a config whose Policy validates,
 // or into error messages; never a crash.
 #include <cstdlib>

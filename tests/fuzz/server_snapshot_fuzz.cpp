@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fuzzes the warm-cache snapshot decoder: any bytes must give either entries that are all
 // servable stale paths, or an error and no entries; never a crash or an unbounded allocation.
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libFuzzer target: arbitrary bytes as a shared path table. The first byte picks the mode: odd =
 // the bytes are the whole mapping (header included); even = a valid header for a slot count the
 // second byte picks, followed by the bytes as slots. Lookups of keys taken from the bytes (so hits

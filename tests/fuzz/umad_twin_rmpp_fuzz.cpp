@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fuzzes the twin's RMPP protocol. The receiver: the input is a stream of 256-byte segments (each
 // preceded by one byte choosing its source LID and how far the clock moves); whatever they say, a
 // completed message is no longer than the bound, every answer is one ACK, STOP or ABORT MAD, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The kernel twin's request builder and reply judge (kernel_twin.h).
 #include "kernel_twin.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The kernel twin: what Linux's drivers/infiniband/core/sa_query.c does on the local SA channel,
 // rebuilt for tests (docs/linux.md says what ran against it). It builds the RESOLVE requests that
 // ib_sa_path_rec_get() multicasts for IPoIB, rdma_cm and SRP, and judges a reply the way the kernel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-kernel-twin: sends the kernel's local SA RESOLVE requests to an ibatd local_sa_socket and
 // prints, per destination, what the kernel would do with the reply (one JSON object per line).
 // Used by the lab tests (tests/lab/e2e_local_sa.sh) to compare ibatd's answers with saquery.

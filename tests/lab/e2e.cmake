@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # End-to-end lab tests of the product: ctest `e2e.NAME`, label lab, one fabric each.
 # Included from tests/lab/CMakeLists.txt. Binaries are passed as CMake target paths.
 add_executable(e2e_libibat_client ${CMAKE_CURRENT_SOURCE_DIR}/e2e_libibat_client.c)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.acm: the real ib_acme (Debian ibacm) against ibatd's ACM endpoint on the lab: resolves by GID
 # and by LID print the DLID saquery gives, an unknown GID fails with ENODATA, and `ib_acme -P`
 # prints the counters that `ibat stats --json` reports.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.cli: the ibat CLI against a real ibatd on the lab: resolve by DGID, DLID and IP (after
 # `neigh add`) with --json fields equal to saquery's; paths, stats (Prometheus text checked by
 # promtool), flush with its count, neigh list/del; exit codes for an unknown GID (no-record), a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.fair_users: one local user floods ibatd with misses while another user and the kernel ask
 # (docs/security.md known gap 1). uid 65534 opens 70 connections and sends 1,024 RESOLVEs on each,
 # every one for a destination the SA has no record of (each a GET of its own, 60 s deadline); its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.hca_events: ibatd on a lab host reads its HCA's async events as on a real host (the umad
 # twin's verbs device, docs/fabric.md "The lab's HCA events"): port events are live, an idle
 # daemon runs no routine SM check, a same-LID OpenSM restart is noticed through

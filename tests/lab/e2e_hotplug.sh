@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.hotplug: one ibatd on a 2-HCA host of rails-4x2 picks up and drops CAs while it runs, as a
 # driver reload or hot-plug makes them come and go. The umad twin removes and adds a CA through its
 # control FIFO (IBAT_TWIN_CONTROL) exactly as the kernel shows it: the CA's sysfs entries go, its

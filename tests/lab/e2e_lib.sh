@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Shared helpers for tests/lab/e2e_*.sh (ctest e2e.*): ibatd on lab nodes (ibatd_lib.sh, folder
 # $E2E_DIR), the ibat CLI against it, saquery for reference answers. Source it after lab_lib.sh.
 # umad2sim is preloaded into a sanitized ibatd: skip ASan's link-order check.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.libibat: the C program e2e_libibat_client (linking libibat) against a real ibatd on the lab:
 # synchronous and pipelined asynchronous resolves, DLIDs compared with saquery's.
 source "$(dirname "$0")/lab_lib.sh"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* e2e.libibat: a C program linking libibat, run against a real ibatd on the lab by
  * e2e_libibat.sh. Checks a synchronous resolve, then pipelined asynchronous resolves (fd + poll +
  * ibat_process): every request completes exactly once, known GIDs with the DLID saquery gives,

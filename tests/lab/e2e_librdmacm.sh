@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.librdmacm: IP resolution over ibatd's ACM socket as librdmacm and ib_acme do it, on the lab.
 # The socket is reached through the two symlinks the packaged unit makes (ib_acme's ibacm-unix.sock,
 # librdmacm's ibacm.sock). After `ibat neigh add`, the real `ib_acme -f i` prints the DLID saquery

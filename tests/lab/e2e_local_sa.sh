@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.local_sa: ibatd as the kernel's local SA on the lab. The kernel twin (ibat-kernel-twin) sends
 # the RESOLVE requests Linux sends for IPoIB, rdma_cm and SRP to ibatd's [linux] local_sa_socket and
 # judges each reply as the kernel would: every destination on fattree-32 gets saquery's path, an

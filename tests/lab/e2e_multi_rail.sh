@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.multi_rail: one ibatd serves all four HCAs of a host of a rail-optimized tree (4 hosts x 4
 # rails, the umad twin giving the process every CA of the host). `ibat ports` lists four active
 # ports; for each CA, resolves with its source GID equal saquery run from that CA, to the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.neigh_watch: `ibat neigh replay` of a pcap whose ARP senders are real hosts of the lab fabric
 # (neigh list shows exactly those IP -> hw entries, resolve --ip gives the host's LID; a corrupt
 # pcap fails naming the file and adds nothing), and `ibat watch --json` seeing the events of a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.notify: ibatd started as systemd starts a Type=notify unit with WatchdogSec=, against a
 # stand-in for systemd's notification socket ($NOTIFY_SOCKET: a datagram socket this test reads)
 # with WATCHDOG_USEC=2 s: READY=1 once it serves, STATUS= with its port active and paths cached,

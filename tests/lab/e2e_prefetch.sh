@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.prefetch: a fresh ibatd with the default config on a generated 480-host tree (the real
 # OpenSM through the kernel MAD twin's RMPP) learns its subnet's size from the switches'
 # SwitchInfoRecords, then holds a path to every host of the subnet from one PathRecord GetTable,

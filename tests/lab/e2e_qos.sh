@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.qos: ibatd on a QoS fabric (OpenSM with a policy of ServiceID, ServiceID-range, QoS-class and
 # P_Key rules, and a second partition) answers what the SA answers for the same query: resolves
 # through the native socket, the ACM socket (the ACM wire format, as librdmacm sends a path

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.quiet: a host without HCA events (IBAT_TWIN_VERBS=0: the umad twin offers no verbs device,
 # as on a host whose verbs device cannot be opened): an idle ibatd with the default monitoring
 # sends at most 2 remote MADs (to the SM or SA) in 120 s while it keeps polling its own port (local

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.quiet_log: a lab ibatd's stderr holds only ibatd's own lines: after resolves (each a MAD
 # through umad2sim), no "ERR: received data size ... larger than requested buf size" from the
 # simulated HCA, and no sanitizer report.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.shared_table: libibat answers from ibatd's shared path table exactly what the socket answers
 # (e2e_table_client), the answers really came from the table (`ibat stats` table_hits grows by the
 # client's hits while cache_hits does not), and the table is gone after SIGTERM.

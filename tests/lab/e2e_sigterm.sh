@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.sigterm: SIGTERM while resolves wait for an SA that does not answer (100 % MAD loss on the
 # daemon's port): every pending request is answered `cancelled` (CLI exit 14), ibatd exits 0,
 # and the snapshot is written at shutdown; a new ibatd loads it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # e2e.snapshot: a corrupt warm-cache snapshot at start (one byte flipped, truncated, a foreign file)
 # is reported in ibatd's log, ignored (no path loaded), and the daemon serves resolves anyway.
 source "$(dirname "$0")/lab_lib.sh"

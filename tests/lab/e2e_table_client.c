@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* e2e.shared_table: a C program linking libibat, run against a real ibatd on the lab by
  * e2e_shared_table.sh. For each GID it resolves through a handle without the shared table
  * (IBAT_SHARED_TABLE=0: the socket) and then through a handle that maps it, and requires the same

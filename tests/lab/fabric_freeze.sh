@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # fabric.freeze: while the whole fabric is frozen for 10 s, resolutions time out; afterwards the
 # same process (no restart) resolves again.
 source "$(dirname "$0")/lab_lib.sh"

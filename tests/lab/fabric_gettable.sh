@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # fabric.gettable: on fattree-32 (OpenSM through the umad twin's RMPP), `ibat-probe --table` from
 # h0003 gets one PathRecord GetTable of 38 records (32 HCA ports, its own included, and the 6
 # switches' port 0, which it leaves out by the switches' NodeRecords): one path to every HCA port,

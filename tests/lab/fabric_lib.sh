@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Helpers shared by tests/lab/fabric_*.sh (sourced after lab_lib.sh): where ibat-probe is, and how
 # to run a command attached to a node without preloading umad2sim into the test's own tools.
 PROBE=${IBAT_BIN_DIR:-$LAB_TEST_DIR/../../build/bin}/ibat-probe

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # fabric.loss: with 30% of the MADs through h0010's port dropped, 20 resolutions in a row still
 # succeed thanks to MadRequester's retries, and the retries are counted.
 source "$(dirname "$0")/lab_lib.sh"

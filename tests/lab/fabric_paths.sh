@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # fabric.paths: on fattree-32, from 3 source hosts to every other host, ibat-probe's PathRecord
 # equals saquery's (DLID, SLID, SL, MTU, rate, packet lifetime); 1x links make rates differ.
 source "$(dirname "$0")/lab_lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # fabric.sm_failover: with a standby OpenSM, `sm failover` is reported by PortMonitor (1 s polls)
 # within two polls of the standby becoming MASTER: an SM change and the new SM LID in local_port.
 source "$(dirname "$0")/lab_lib.sh"

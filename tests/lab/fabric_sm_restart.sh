@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # fabric.sm_restart: PortMonitor (ibat-probe --monitor, 1 s polls) reports a restart with new LIDs
 # (local LID change + SM change) within two polls, and an OpenSM restart on the same node, which
 # nothing local shows in ibsim, by its routine SM/SA check (here every 1-1.5 s: --sm-check-s 1)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # fabric.traps: with OpenSM sending Reports (--traps), `link down` of a host gives a trap 65
 # (GID out of service) event for its GID and `link up` a trap 64 (GID in service) event.
 source "$(dirname "$0")/lab_lib.sh"

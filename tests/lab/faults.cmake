@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Fault-injection suite (docs/reliability.md): ctest `faults.NAME`, labels lab + faults, one fabric each.
 # Included from tests/lab/CMakeLists.txt; needs ibatd, ibat and ibat-load in the same build.
 function(ibat_add_fault_test name script timeout)

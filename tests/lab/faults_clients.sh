@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # faults.clients: clients that hang up with requests in flight (a client closing its connections
 # every 40 requests with a third of them waiting on the SA, and a client SIGKILLed mid-run), then
 # 500 concurrent client connections. Meanwhile a steady load sees no failure; the daemons keep

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # faults.daemon_kill: ibatd A is SIGKILLed under load and restarted with its warm snapshot
 # (--cache-file, written every second). The load reconnects; only the requests in flight on A's
 # connections at the kill fail (`disconnected`, counted); after the restart A serves every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # faults.freeze: the whole fabric stops for 20 s (ibsim console Wait) under load through two
 # ibatd: cached answers keep flowing, uncached ones wait for the fabric and then succeed; no
 # failure, no DLID 0, every request answered once.

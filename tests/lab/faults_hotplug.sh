@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # faults.hotplug: one ibatd on a 2-HCA host of rails-4x2 (g0001: mlx5_0, mlx5_1) under load from
 # mlx5_0 while mlx5_1 is removed and added back three times (a driver reload, as the umad twin
 # shows it: sysfs entries gone, umad files dead, the kernel's uevents). mlx5_0's load: every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Shared helpers for tests/lab/faults_*.sh (docs/reliability.md): ibatd on lab nodes with a test config,
 # ibat-load runs and their invariants, daemon RSS and sanitizer checks, report records.
 # Source it after lab_lib.sh. Each script uses one fabric of its own.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # faults.link: a destination host's link goes down, then up (OpenSM traps 65/64 reach ibatd).
 # While it is down, requests for it fail `unreachable`; once it is back they succeed. Load for
 # every other destination runs throughout with no failure.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # faults.loss: 10 % and then 50 % of the MADs through daemon A's port (h0001) are dropped, under
 # load through both daemons with a fifth of the requests bypassing the cache. At 10 % nothing
 # fails; at 50 % only `timeout` failures are allowed (counted); none has DLID 0; all answered once.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # faults.multi_rail: one ibatd serves a host with four HCAs on one rail-optimized fabric and a fifth
 # HCA on a second fabric. Load from every port at once (each request names its port's source GID)
 # through three OpenSM restarts and a fail-over to the standby SM on the rail fabric: every

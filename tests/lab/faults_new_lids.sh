@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # faults.new_lids: `sm restart --new-lids` moves every HCA LID under load through two ibatd. No
 # failure, no DLID 0, each request answered once; once a daemon noticed its own LID moved, no
 # answer carries an old DLID (counted by ibat-load against `ibat-lab hosts --json`: must be 0);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # faults.rmpp_loss: exactly one RMPP segment of the subnet's GetTable answer is lost on the way to
 # a fresh ibatd (the umad twin's "lose-rmpp-segment", given before the daemon's first MAD): the
 # SA's kernel resends it after its ACK wait (2 s, mad_rmpp.c), the transfer completes, and the port

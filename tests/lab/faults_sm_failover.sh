@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # faults.sm_failover: the master OpenSM (h0000) stops and the standby on h0031 takes over, so the
 # SM LID changes; load through two ibatd sees no failure, no DLID 0, every request answered once.
 source "$(dirname "$0")/lab_lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # faults.sm_kill: OpenSM SIGKILL, then a new OpenSM, under load through two ibatd: every request
 # answered exactly once, no DLID 0, no failure.
 source "$(dirname "$0")/lab_lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # faults.table: the subnet GetTable (the default prefetch) under faults, with load through two
 # ibatd: OpenSM restarted five times back to back, so that the GetTable each SM change asks may
 # still be in flight at the next restart, while daemon A's port drops 10 % of its MADs (RMPP

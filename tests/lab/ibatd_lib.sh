@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Helpers for lab tests that run ibatd on lab nodes, shared by e2e_lib.sh and faults_lib.sh: the
 # binaries, one folder for the daemons' configs, sockets, snapshots and logs, a test config, and
 # starting, probing and stopping daemons. Source it after lab_lib.sh with DAEMON_KIND (e2e, faults)

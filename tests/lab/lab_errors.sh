@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.errors: each error case of ibat-lab exits with its documented code and a useful message.
 source "$(dirname "$0")/lab_lib.sh"
 name=$(lab_name err)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.faults: link down/up removes and restores a host, loss is accepted, freeze stalls MADs.
 source "$(dirname "$0")/lab_lib.sh"
 name=$(lab_name flt)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.host_cas: under the umad twin (IBAT_LAB_KERNEL=twin), `run`/`env` --host attach a process
 # to every HCA of a host and --also NAME:NODE adds a CA of another fabric: the environment they
 # give (IBAT_TWIN_CAS in file order, @sockname only for the other fabric, IBAT_TWIN_SYSFS_DIR,

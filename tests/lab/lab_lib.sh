@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Shared helpers for tests/lab/lab_*.sh: paths, assertions, a fabric that goes down on exit.
 # Source it; it sets `set -euo pipefail`.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.qos: `ibat-lab up --qos-policy FILE --partitions FILE` runs OpenSM with that QoS policy and
 # partition file: saquery's PathRecords carry the SL the policy gives a ServiceID, a QoS class and
 # a P_Key (and the default SL without them), the second P_Key exists, both survive `sm restart`

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.rails: `ibat-lab topology rails` reproduces lab/topologies/rails-4x2.net byte for byte,
 # writes the same with --output, cables a rail-optimized fat tree (names, NodeDescriptions, port
 # counts, both ends of every link, thin hosts), gives usage errors (exit 2) naming the input; and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.sm_failover: with a standby OpenSM, `sm failover` moves the SM LID of every port to the
 # standby's LID; `sm start` brings the higher-priority master back.
 source "$(dirname "$0")/lab_lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.sm_kill_start: SIGKILLed OpenSMs leave stale ibsim client slots (10 per simulator);
 # `sm start` frees them, so eleven kill/start rounds on an HCA node all come up.
 source "$(dirname "$0")/lab_lib.sh"

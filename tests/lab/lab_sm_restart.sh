@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.sm_restart: a plain OpenSM restart keeps every LID (guid2lid cache); restart --new-lids
 # gives every HCA a LID it did not have, the SA knows the new LIDs, and they survive a restart.
 source "$(dirname "$0")/lab_lib.sh"

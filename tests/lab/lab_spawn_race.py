@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 """lab.spawn_race: a process ibat-lab has just spawned is at once seen as alive and as its own.
 
 Popen returns as soon as the child's old address space is released in execve, before the kernel

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.topology: `ibat-lab topology fattree` reproduces lab/topologies/fattree-32.net byte for
 # byte, writes the same with --output, gives usage errors (exit 2) and write errors (exit 1)
 # with a message naming the input, and a tree of other numbers comes up in ibsim + OpenSM.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.twin: how ibat-lab gets the umad twin library (`ibat-lab twin`, also what `up` preloads
 # under IBAT_LAB_KERNEL=twin): built from <script dir>/umad-twin/*.cpp into
 # $IBAT_LAB_DIR/.twin/<hash16>/libibat_umad_twin.so, once per content of the sources and

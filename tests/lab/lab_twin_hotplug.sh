@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.twin_hotplug: a CA removed and added while a process runs under the umad twin, through its
 # control FIFO (IBAT_TWIN_CONTROL), as the kernel shows a driver unload or hot-plug. In one process
 # on host g0001 of rails-4x2 (python3 driving libibumad): "remove mlx5_1" wakes a reader blocked in

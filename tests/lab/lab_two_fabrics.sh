@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.two_fabrics: two fabrics run at once, isolated by name (IBSIM_SOCKNAME, folders).
 source "$(dirname "$0")/lab_lib.sh"
 big=$(lab_name two-a)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.umad_twin: what the kernel MAD layer twin (lab/umad-twin) gives lab processes on the real
 # OpenSM. RMPP: every NodeRecord of a 480-host tree in one GetTable, an SGID-only PathRecord
 # GetTable with a record for every end port, every PathRecord pair of fattree-32, an SMP answer

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # lab.up_hosts_down: fattree-32 comes up, `hosts` lists its 32 HCAs with unique LIDs and
 # fe80:: GIDs built from the port GUIDs, and `down` stops every process and removes the folder.
 source "$(dirname "$0")/lab_lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The package tests' fixture: builds, with scripts/package.sh, an older .deb of this tree (its
 # changelog version lowered to VERSION~old1, for the upgrade test) into OUT_DIR/old/, then the
 # .debs and RPMs of the tree as it is into OUT_DIR/deb/ and OUT_DIR/rpm/. Both .deb builds compile

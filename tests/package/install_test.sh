@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Installs, upgrades, removes and purges the .debs with this machine's own dpkg, maintainer
 # scripts and deb-systemd-helper, in a copy-on-write view of the machine: a private mount
 # namespace (unshare -m) with an overlay over / whose upper layer is a temporary folder, chrooted

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 """Checks that every ibat_* metric name a monitoring file uses is one `ibat stats --prometheus`
 emits. The names emitted: the quoted "ibat_..." names and "# TYPE ibat_..." lines of the renderer
 (src/cli/render.cpp) and of packaging/ibat-textfile (its timestamp series).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The packaged monitoring files against what `ibat stats --prometheus` emits.
 #   rules:     packaging/prometheus/ibat-alerts.yml passes `promtool check rules`; `promtool test
 #              rules` of tests/package/prometheus/ibat-alerts_test.yml (series in, alerts out) passes;

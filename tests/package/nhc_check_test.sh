@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # packaging/nhc/ibat.nhc as NHC uses it: sourced, with NHC's `die` stubbed to record its calls.
 # Against a fake `ibat` first on PATH: it passes when `ibat health` exits 0, calls `die 1` with
 # ibat's output on one line when it exits 18 or 19, passes -t as --timeout, rejects bad options;

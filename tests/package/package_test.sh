@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The .debs that debian/ builds (tests/package/build_packages.sh put them in PKG_DIR/deb): each
 # file in the package the split says (ibat: daemon, CLI, units, config, monitoring glue; libibat1:
 # the shared library; libibat-dev: headers, development link, pkg-config file) and where the man

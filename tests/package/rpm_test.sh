@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The RPMs of packaging/rpm/ibat.spec (built on this Debian machine by scripts/package.sh:
 # tests/package/build_packages.sh put them in PKG_DIR/rpm) against the .debs of debian/: each RPM
 # holds the files of its .deb counterpart (ibat = ibat, libibat = libibat1, ibat-devel =

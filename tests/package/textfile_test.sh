@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # packaging/ibat-textfile (run by ibat-textfile.service every 30 s from ibat-textfile.timer) with a
 # fake `ibat` first on PATH and a temporary textfile directory: it writes ibat.prom by renaming a
 # temporary file of the same directory (while ibat runs, the old file is still whole; afterwards the

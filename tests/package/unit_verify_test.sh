@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # systemd-analyze verify of packaging/ibatd.service finds nothing, and systemd-analyze security
 # rates its exposure at most 3.1. The unit names /usr/sbin/ibatd
 # and man pages that are not installed on a build machine: the copy verified names the build's

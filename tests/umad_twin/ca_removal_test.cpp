@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A CA removed and added again, as the twin's MadLayer and fake sysfs give it (ib_umad_kill_port's
 // behaviour): its open umad files die (read and write EIO, readable so that a blocked reader wakes,
 // agent registration EPIPE), queued MADs and waiting sends are dropped without a word, opens fail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The twin's control FIFO (IBAT_TWIN_CONTROL): the two commands and what is wrong with any other
 // line, lines read whole however they are written, the <path>.done reply, a FIFO found in place
 // used as is and kept, one made removed at the end, and a path that is no FIFO refused.

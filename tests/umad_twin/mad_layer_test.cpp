@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The twin's umad file semantics, with a wire that records what would go to ibsim: agents, the TID
 // rewrite and the routing of answers, ENOSPC for a short buffer, RMPP only for RMPP agents,
 // request dispatch by method, and the kernel's send timeout and retries. And RMPP between two CAs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The twins' ClientReregister announcements (lab/umad-twin/port_event_bus.h): an announcement
 // reaches the sockets of its port on its simulator only, every process attached to that port, and
 // the socket of a process that died is removed by the next announcement to it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // RMPP wire format of the lab's MAD layer twin: messages of 1 to N segments cut (and joined back)
 // as the kernel does, the ACK and ABORT MADs, the class headers.
 #include "rmpp.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The RMPP protocol of the lab's MAD layer twin, as the kernel's mad_rmpp.c runs it: the receiver
 // (ACKs at the window's end, segments held past a gap, repeats re-ACKed or dropped, ABORT for
 // malformed or timed-out transfers) and the sender (window, resend from the last ACK, retries).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SMA behaviour the twin adds to ibsim for client reregistration (lab/umad-twin/sma_watch.h):
 // PortInfo answers advertise IsClientReregistrationSupported; a directed-route PortInfo Set with
 // ClientReregister names its port (learnt from the route's NodeInfo answer) once its answer comes,

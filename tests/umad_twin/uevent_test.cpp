@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The twin's uevents: the datagram of the umad device's "remove" byte for byte in the kernel's
 // format, the order and numbering of a CA's remove and add uevents, and the sockets they reach
 // (every socket open, with the flags asked for, none after its close, never blocking the twin).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Test helper of the twin's MadLayer tests: a umad as libibumad writes it to the umad file, the
 // kernel's ib_user_mad_hdr (agent, timeout, retries, destination LID 1 and QP 1) and then the MAD.
 #pragma once

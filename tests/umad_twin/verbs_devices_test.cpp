@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The twin's verbs devices (lab/umad-twin/verbs_devices.h): the events an HCA driver raises for a
 // port's PortInfo and P_Key changes, and the async-event calls as libibverbs has them (a device
 // per CA by name, an async fd readable while an event waits, EAGAIN when non-blocking and empty,

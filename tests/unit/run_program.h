@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Runs a program of this build (the ibat CLI, ibatd) through the shell for tests of its exit code
 // and messages: stdout and stderr go to per-test files under the GoogleTest temp dir.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* libibat: C client of ibatd, the InfiniBand path resolution daemon (native protocol v1,
  * docs/protocol.md). Stable ABI: an opaque handle, plain C structs, int status codes.
  *

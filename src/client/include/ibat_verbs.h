@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* ibat_verbs.h: turn an ibat_path (ibat.h) into what libibverbs and librdmacm take, as plain inline C.
  * Include it only in programs that use verbs: it pulls in <infiniband/verbs.h> and <infiniband/sa.h>
  * (Debian libibverbs-dev); ibat.h itself stays free of them. Nothing here is part of libibat's ABI.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-probe: resolves one path through the real SA with FabricPort (no daemon, no cache) — the
 // uncached baseline and a debugging tool. `--count`/`--interval-ms` repeat the resolution in one
 // process (one JSON line each); `--monitor S` prints port, SM and trap events as JSON lines;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ACM protocol version 1 constants, as rdma-core's <infiniband/acm.h> defines them (the protocol
 // ibacm serves and ib_acme / librdmacm speak over a Unix or TCP stream socket).
 #pragma once

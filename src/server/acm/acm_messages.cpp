@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ACM protocol v1 codec (see acm_messages.h for the layout and its byte-order rules).
 #include "server/acm/acm_messages.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ACM protocol v1 messages as values, and the pure codec between them and bytes.
 //
 // Wire layout (rdma-core acm.h): a 16-byte header

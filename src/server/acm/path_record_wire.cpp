@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibv_path_record codec (see path_record_wire.h): mad's SA PathRecord codec, without raw_traffic.
 #include "server/acm/path_record_wire.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // struct ibv_path_record (rdma-core infiniband/sa.h), the 64-byte path layout that ACM messages
 // carry: every multi-byte field in network byte order.
 //   0 service_id(8)  8 dgid(16)  24 sgid(16)  40 dlid(2)  42 slid(2)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ACM endpoint connections: one message per request (at most 592 bytes), answered by tid, several
 // may be in flight. Resolver errors map to ACM status codes as ibacm reports them.
 #include "server/daemon/acm_server.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The ACM-compatible endpoint (rdma-core ibacm protocol v1, via the ibat_acm_codec): lets ib_acme
 // and librdmacm resolve through ibatd. RESOLVE by path (DGID/DLID) or by IP through the endpoint
 // table, PERF_QUERY with the 7 ibacm counters, EP_QUERY: one endpoint per local port (index 1 is

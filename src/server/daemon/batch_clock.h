@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // BatchClock: the daemon's monotonic clock, which a socket server can hold still while it handles
 // the frames of one read, so that a batch of requests costs one clock read, not one per request
 // (docs/protocol.md, "Batching"). Outside a batch every now() reads the steady clock.

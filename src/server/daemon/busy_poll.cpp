@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // BusyPoll's window and counters, and the event loop that polls while the window is open (busy_poll.h).
 #include "server/daemon/busy_poll.h"
 

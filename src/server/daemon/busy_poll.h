@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // BusyPoll: after answering a client that asks again at once (a program resolving one path at a
 // time), ibatd polls its sockets for a short window instead of going to sleep, and run_loop() is
 // the event loop that does so. On an idle host each request of such a client otherwise pays for

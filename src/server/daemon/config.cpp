@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TOML configuration of ibatd: a table of key specifications (section, name, field, accepted
 // range) drives parsing, validation, overrides, rendering and the SIGHUP change report, so a key
 // is declared once. Errors name the place (file:line:column or the flag), the key, the value and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibatd configuration: every core::Policy knob, the fabric port options, the socket paths and
 // limits, the snapshot settings and the log level, read from TOML and overridden by flags.
 // Each key is validated on its own (type and accepted range, reported with file:line) and the

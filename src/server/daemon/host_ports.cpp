@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The ports ibatd serves and their FabricPorts, at start and as CAs come and go (host_ports.h).
 #include "server/daemon/host_ports.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The HCA ports ibatd serves on this host, and keeping them so while it runs: the choice at start
 // (--ca/--port, [fabric] ports, else every InfiniBand port), the FabricPort each one gets, and
 // HostPortWatch, which re-reads the ports when the kernel says a CA or umad device came or went

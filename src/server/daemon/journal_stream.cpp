@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // $JOURNAL_STREAM check (see journal_stream.h).
 #include "server/daemon/journal_stream.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Whether a file descriptor is the systemd journal's stream: $JOURNAL_STREAM ("DEV:INODE", in
 // decimal; systemd.exec(5)) names the stream systemd connected, and a descriptor is that stream
 // only when its own device and inode match (a child that redirected its output inherits the

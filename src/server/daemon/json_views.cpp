@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // JSON renderings of counters, cache entries, neighbours and events for the native protocol.
 #include "server/daemon/json_views.h"
 

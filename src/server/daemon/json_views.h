@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // JSON bodies of the administrative operations (docs/protocol.md "JSON bodies"): STATS (core and
 // fabric counters merged), PATHS, NEIGH_LIST, and WATCH events.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The per-kind log rate limit (log_limiter.h).
 #include "server/daemon/log_limiter.h"
 

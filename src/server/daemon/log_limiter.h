@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // LogLimiter: what a client can make ibatd log stays bounded (docs/security.md). Per kind of line,
 // the first `burst` of a window are logged; the rest are counted, and the first line of that kind
 // after the window closes — or flush() at shutdown — says how many were left out:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // spdlog set-up for ibatd: one stderr sink; on the journal's stream, priority prefixes and no
 // timestamps (journald records its own).
 #include "server/daemon/logging.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibatd logging: spdlog to stderr (journald under systemd), level from the config.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibatd: the ibat path resolution daemon. Parses flags and the TOML config, serves every HCA port
 // it is given (all InfiniBand ports by default, host_ports.h: CAs that come and go included), runs
 // the Service on one asio event loop, and handles SIGTERM/SIGINT (cancel pending requests, write

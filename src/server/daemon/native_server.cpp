@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Native protocol connections: framing, dispatch of every op, the outstanding-request table that
 // ties each pipelined RESOLVE to its Resolver request, and WATCH streams. Sockets, reply queues
 // and their cap are the skeleton's (socket_server.h).

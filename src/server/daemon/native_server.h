@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The native protocol server (docs/protocol.md) on the shared socket skeleton (socket_server.h):
 // pipelined requests answered out of order, the per-connection cap on outstanding requests and
 // the peer uid's share of pending ones (pending_shares.h), peer-credential checks for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Peer credentials of Unix-socket clients and the privilege rule for administrative operations.
 #include "server/daemon/peer_credentials.h"
 

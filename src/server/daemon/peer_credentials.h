@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Who is on the other end of a Unix socket (SO_PEERCRED, SO_PEERGROUPS) and whether that peer may
 // run the privileged operations (NEIGH_ADD, NEIGH_DEL, FLUSH): root, or a member of admin_group.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PendingShares (see pending_shares.h).
 #include "server/daemon/pending_shares.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Each peer uid's share of the resolve requests the daemon's sockets (native and ACM together)
 // have handed to the Resolvers and not yet seen complete (server.max_pending_per_uid). The
 // Resolver's max_pending is one budget for everyone; this share keeps one user, however many

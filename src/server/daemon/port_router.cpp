@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortRouter (see port_router.h): which port's Resolver a request, cancel, neighbour or flush reaches.
 #include "server/daemon/port_router.h"
 

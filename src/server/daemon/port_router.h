@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortRouter: the one front the request servers (native, ACM, the kernel's local SA, the kernel's
 // neighbour table) talk to on a host with several HCA ports, each with its own Resolver behind its
 // own ResolverGate. It picks the port a request belongs to (docs/linux.md, "Which port answers"):

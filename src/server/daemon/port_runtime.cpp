@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortRuntime (see port_runtime.h): one port's fabric events, passed to its Resolver and told to the operator.
 #include "server/daemon/port_runtime.h"
 

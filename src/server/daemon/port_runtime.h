@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortRuntime: everything ibatd keeps for one HCA port: its Resolver (cache, SaPacer, SA budget:
 // ports may sit on different subnets with different SMs), the ResolverGate every input to it
 // passes, the port's fabric (a FabricPort in the daemon, a fake SA in tests) and what the port's

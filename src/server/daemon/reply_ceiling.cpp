@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ReplyCeiling (see reply_ceiling.h).
 #include "server/daemon/reply_ceiling.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The reply bytes the daemon's clients leave unread, across every connection of both sockets,
 // bounded twice: each uid's share (server.max_queued_bytes_per_uid, times the uid's shares) and one
 // ceiling for the daemon (server.max_queued_bytes_total). Each connection has its own cap as well,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The Resolver's input gate: runs each input, then re-arms the tick timer (resolver_gate.h).
 #include "server/daemon/resolver_gate.h"
 

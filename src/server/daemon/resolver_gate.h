@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ResolverGate: the one door through which every input reaches the daemon's Resolver (socket
 // requests, the kernel's local SA and neighbour table, the fabric's events, the warm cache). After
 // each input it re-arms the one timer that runs Resolver::tick() at Resolver::next_wakeup(), so no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA silence reporting (see sa_health.h).
 #include "server/daemon/sa_health.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Turns SA query outcomes into the two log lines an operator needs while the subnet administrator
 // is silent: "SA not answering since T" once (warn) at the first timeout after an answer, and
 // "SA answering again after N s" (info) at the first answer after that. Pure: the caller passes

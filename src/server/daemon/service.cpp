@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemon's loop-side logic: its ports, sockets, the shared table, periodic snapshot, reload
 // and shutdown.
 #include "server/daemon/service.h"

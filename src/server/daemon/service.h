@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Service: everything ibatd runs on its event loop, minus the fabric. It owns one PortRuntime per
 // HCA port (its Resolver, the ResolverGate every input passes, its fabric's events), the PortRouter
 // the request servers reach them through, the native and ACM socket servers, the shared table (which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Warm-cache snapshot file format and I/O.
 //
 // Layout (big-endian):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Warm-cache snapshot: the SA-derived path entries written to disk so a restarted ibatd can serve
 // them at once (as stale, revalidated in the background). The file is versioned and CRC32-checked,
 // written atomically (exclusively created temp file, fsync, rename, fsync of the directory), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The socket skeleton shared by the native and ACM servers: accept loop, connection table, reply
 // queue with its cap, writes, drain and close.
 #include "server/daemon/socket_server.h"

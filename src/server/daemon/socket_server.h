@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The Unix-socket server skeleton that ibatd's native and ACM endpoints share: accepting (paused
 // while the process is out of file descriptors), peer credentials, max_connections, the connection
 // table, one bounded reply queue per connection, each peer uid's share of pending requests, flush,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SystemdNotifier: datagrams to $NOTIFY_SOCKET (see systemd_notifier.h).
 #include "server/daemon/systemd_notifier.h"
 

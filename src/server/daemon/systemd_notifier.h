@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // systemd's service notification protocol (sd_notify(3)) without libsystemd: each message is one
 // datagram of "KEY=VALUE" lines sent to the AF_UNIX socket $NOTIFY_SOCKET names (a path, or, with
 // a leading '@', a name in the abstract namespace). systemd sets $NOTIFY_SOCKET for Type=notify

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SystemdReporter: the watchdog and status timers (see systemd_reporter.h).
 #include "server/daemon/systemd_reporter.h"
 

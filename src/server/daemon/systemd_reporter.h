@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Keeps systemd informed from ibatd's event loop through a SystemdNotifier: WATCHDOG=1 every half
 // $WATCHDOG_USEC, sent by a timer on the loop itself, so a wedged loop stops the pings and systemd
 // (WatchdogSec=) restarts ibatd; and STATUS= whenever the status line (ports active, paths cached)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TablePublisher (see table_publisher.h): the Resolvers decide what is valid; this mirrors it.
 #include "server/daemon/table_publisher.h"
 

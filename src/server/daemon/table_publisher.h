@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TablePublisher: keeps the shared path table (docs/shared-table.md) equal to the valid entries of
 // every port's Resolver. It observes them, off the query path: each path a Resolver stores as valid
 // (PathStored, before the answer's completions run) is published until its TTL ends, and a path that

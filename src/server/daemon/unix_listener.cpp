@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Listening Unix sockets for ibatd's native and ACM endpoints.
 #include "server/daemon/unix_listener.h"
 

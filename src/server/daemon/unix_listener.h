@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Binding a listening Unix stream socket the way a daemon must: refuse a path a live server holds,
 // replace a stale socket file left by a crash, set the permission bits, remove the file on close.
 #pragma once

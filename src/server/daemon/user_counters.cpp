@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // UserCounters (see user_counters.h).
 #include "server/daemon/user_counters.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What each local user (peer uid, from SO_PEERCRED) asks of the daemon's sockets, native and ACM
 // together: resolve requests taken in and refused, connections open and refused. Reported for the
 // users who asked the most (`ibat stats --json` "server.users", Prometheus ibat_user_*{uid}), so

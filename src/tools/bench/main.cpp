@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-bench: end-to-end figures of a running ibatd through libibat (docs/performance.md):
 //   cached_resolves_per_s   pipelined cached resolves on one connection (target >= 300k/s)
 //   p50_us, p99_us          one cached resolve at a time (target p99 <= 20 us), and the time

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-bench: pipelined and sequential resolve runs over libibat, with per-request timing.
 #include "tools/bench/measurements.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-bench: the measurements, each on an open libibat handle.
 #pragma once
 

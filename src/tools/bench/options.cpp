@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-bench: option parsing (CLI11).
 #include "tools/bench/options.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-load: daemon counters from the STATS listing, over a short-lived connection of their own.
 #include "tools/load/daemon_stats.h"
 

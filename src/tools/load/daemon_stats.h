@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-load: a few counters of a daemon (STATS listing) read before and after a run, to report
 // SA load and cache state per run.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-load: request ledger (exactly-once accounting, DLID checks, latency percentiles).
 #include "tools/load/ledger.h"
 

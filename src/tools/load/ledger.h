@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-load: the ledger of every request sent and its outcome — exactly-once accounting, DLID
 // checks, failures by reason and latency — and the invariants checked on it at the end.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-load: load generator for ibatd that keeps resolving through a fault and accounts for every
 // request. Prints a JSON summary (docs/reliability.md); exit 0 when every invariant holds, 1 when
 // one is violated, 2 on a usage or connection error. SIGINT/SIGTERM stop sending, then drain.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-load: option parsing (CLI11) and the destination file reader.
 #include "tools/load/options.h"
 

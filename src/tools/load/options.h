@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-load: command-line options and the destination list (GIDs, optionally with the DLID each
 // answer must carry).
 #pragma once

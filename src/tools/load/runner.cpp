@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-load: connection handling and the send / poll / drain loop.
 #include "tools/load/runner.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat-load: the load loop. Keeps `depth` requests outstanding on each connection (async API,
 // poll on ibat_fd), optionally paced, reconnecting or deliberately disconnecting, and on stop
 // waits (bounded) for every outstanding answer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* Compiled as strict C99: ibat.h must be plain C, and its basic calls must work from C. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The ibat CLI binary: bad arguments exit 2 with a message naming the input, a missing daemon exits
 // 3 with advice (19 for `ibat health`, also when ibatd does not answer in time), and against the
 // in-test fake ibatd the documented output and exit codes appear.

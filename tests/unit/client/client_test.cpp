@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libibat against an in-test fake ibatd: synchronous and asynchronous resolves, out-of-order and
 // pipelined replies, cancellation, listings, and the exactly-once completion guarantee when the
 // daemon goes away or the handle is closed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // FakeServer: see fake_server.h.
 #include "fake_server.h"
 

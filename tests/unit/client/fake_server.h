@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A tiny in-test ibatd stand-in for libibat tests: listens on a Unix socket in a temp dir, accepts
 // one connection and, on its own thread, hands every request frame to a test-supplied handler,
 // which may answer at once (reply()) or keep the request for later.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Batching in libibat's Session (docs/protocol.md, "Batching"): requests sent from reply handlers
 // leave in one write when the reading call returns (or every kBatchFrames), none is left behind,
 // and a request sent outside a handler is written at once. And the wait of a synchronous call:

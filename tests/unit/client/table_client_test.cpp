@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libibat and the shared path table: a GID resolve that hits a valid entry is answered from the
 // table without a request to the daemon, with the same path the socket would give; misses,
 // FORCE_SA, and tables that are foreign (writable by others) or corrupt go to the socket.

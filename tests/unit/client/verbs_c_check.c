@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* Compiled as C: ibat_verbs.h must be usable from C programs. Returns 0 when both helpers work. */
 #include "ibat_verbs.h"
 

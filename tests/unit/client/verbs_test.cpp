@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibat_verbs.h field by field: ibat_path -> struct ibv_ah_attr (ibv_create_ah) and -> struct
 // ibv_path_record (rdma_set_option RDMA_OPTION_IB_PATH), checked against the IBA/verbs layouts.
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // FairQueue: per-requester FIFOs served round robin, dead items dropped lazily, no entry left for
 // a requester with nothing queued.
 #include <gtest/gtest.h>

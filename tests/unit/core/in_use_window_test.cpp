@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // InUseWindow: after a LID move the subnet's renewals of paths in use are n x (this host's count)
 // GETs of kGetCostPaths paths each at the assumed speed; a host renews at its draw's place in that
 // window, its table waits 1.5 x the window when wanted within kInUse of the move, and a move

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // NeighbourTable: IP -> hardware address -> GID, source LID, GID change detection.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathCache: lookup through the open-addressing index (incl. deletion), LRU order, compact
 // packing of path records and the per-entry footprint.
 #include <gtest/gtest.h>

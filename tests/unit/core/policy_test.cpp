@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Policy validation, retry backoff (docs/design.md §3, invariant 6) and the token bucket (invariant 5).
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Bounds on the Resolver's tables against a hostile client (docs/security.md): client deadlines
 // are capped, finished requests leave nothing behind, foreign source GIDs are refused before any
 // table sees them, and queries nobody waits for any more are not sent.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fair shares of the path cache among local users (docs/design.md §3 item 5): one user's misses
 // push out the least recently used entries, but not the entries another user is using while that
 // user holds no more than its share (capacity / users holding entries); alone, a user may fill it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Resolver fabric and neighbour events: SM change, LID change, port down/up, traps 64/65,
 // ARP (GID change, provisional paths), TTL expiry and snapshot load.
 #include <algorithm>

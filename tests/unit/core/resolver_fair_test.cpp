@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fair SA queueing among local users (docs/design.md §3 item 5): the waited GETs go round robin
 // among the requesters with misses queued, so one user's many misses delay another's one miss by
 // at most one GET each, and the kernel (no requester) is a requester of its own.

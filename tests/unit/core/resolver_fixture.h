@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fixture of the Resolver's event tests (resolver_events_test.cpp, resolver_new_lids_test.cpp):
 // ResolverTest with a cache filled through the fake SA.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Resolver after an SM restart that moved the LIDs (the own port's LID changed): a request on a
 // stale entry waits for its revalidation instead of getting the old DLID, entries in use are
 // revalidated first, the stale path is the fall-back at the request's deadline, and a same-LID

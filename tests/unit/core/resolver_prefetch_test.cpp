@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Resolver prefetch and bulk revalidation (Policy::prefetch): one GetTable when the port becomes
 // usable and after each SM change or own LID move fills and refreshes the cache, the GET
 // revalidation schedule waits for it, requests that wait now still get their GET, and a table the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Randomized property test: random interleavings of requests, query results, fabric and
 // neighbour events, flushes, cancels and clock ticks. After every step a checker verifies:
 // no request completes twice, nothing non-servable is served, queries in flight <=

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The Resolver under a QoS policy (core/qos_key.h): a resolve naming a ServiceID or QoS class that
 // Policy singles out is cached apart and asked by GET with it, also while the GetTable is awaited;
 // any other shares the destination's default path, the prefetched table's, with no query.

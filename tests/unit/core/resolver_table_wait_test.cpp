@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Requests that wait for the awaited GetTable (Resolver::Impl::park_for_table): a miss whose
 // deadline leaves more than the reserve waits for the table rather than asking its own GET, and
 // goes by GET once its deadline is near, the table has answered without it, or no table comes.

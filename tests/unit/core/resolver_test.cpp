@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Resolver request side: coalescing, flush on completion, exactly-once completion (timeout,
 // cancel, flush, eviction), DLID 0 rejection, retries/backoff/negative cache, SA shaping,
 // overload, LRU, lookups by LID and hardware address, re-entrant callbacks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SaAdmission: the one send rule of a port's GETs. The in-flight cap is the pacer's window (at most
 // sa_max_inflight), the pacer's pace and the token bucket hold every kind, a late GET goes when
 // its deadlines make it due while the table is awaited (only sa_max_inflight and the bucket hold

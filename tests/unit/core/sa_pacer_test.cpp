@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SaPacer: the window grows while the SA answers promptly, shrinks on loss and on queueing delay,
 // stays within [kMinWindow, max] (never less than one query allowed in flight), and its jittered
 // pace is spread and reproducible.

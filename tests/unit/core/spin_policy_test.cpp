@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // core::SpinPolicy: polling is allowed while the host has no more runnable tasks than CPUs; it stops
 // after kCrowdedSamples crowded samples in a row (not after one), resumes with the first sample that
 // is not crowded, and samples at most every kSampleEvery.

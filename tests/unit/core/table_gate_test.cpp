@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TableGate: a wanted table goes only once a probe found the SA's queue shorter than kTarget; a
 // probe that finds it longer sets the next one at least that far off, doubling after each, never
 // more than kQueueDrains x what it saw; the subnet's first probes are spread over n x kProbeSlot,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Test doubles for the core tests: a QuerySink that records queries, servable path records,
 // and a fixture holding a ManualClock, a Policy and a Resolver with an active local port.
 #pragma once

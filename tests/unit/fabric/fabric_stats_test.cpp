@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // FabricStats: a host's figures over its ports: counters add up, the SA's measured round trip
 // and time per record are the largest port's, HCA events hold only when every port has them.
 #include <gtest/gtest.h>

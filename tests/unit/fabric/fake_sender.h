@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Test doubles for fabric/: a MadSender that records every MAD, and builders for the answers a
 // real SA / SM would send back.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // plan_ports: which HCA ports ibatd serves of those a host has (every InfiniBand port by default,
 // Ethernet ports skipped with a line; a configured list exactly, with clear errors).
 #include <gtest/gtest.h>

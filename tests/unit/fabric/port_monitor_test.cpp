@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortMonitor against a fake SM: it polls PortInfo (directed route, local) every interval and asks
 // SMInfo (to the SM LID that PortInfo named, remote) only at start, on suspicion, on HCA events and
 // at the routine interval; it reports the initial port, LID changes and SM restarts / fail-overs.

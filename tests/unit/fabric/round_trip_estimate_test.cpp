@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // RoundTripEstimate: the MAD timer floor that follows a manager's answers (2 x srtt, Karn's
 // samples), backs off on timeouts until the next sample, and bounds each attempt from below
 // without multiplying the retry back-off.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SaClient's PathRecord GetTable against a fake transport: the two requests (PathRecord by SGID,
 // switches' NodeRecords), records checked and cut to one per DGID without switch port 0, the
 // answers joined in either order, the fall-back to GETs (refused, silent, unreadable, too long,

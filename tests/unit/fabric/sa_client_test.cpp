@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SaClient + MadRequester against a fake transport: request contents, TID matching on the low 32
 // bits, response validation, status mapping, duplicates, retries with backoff, and timeouts.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Forged SA answers against the fabric's request matcher (MadRequester, via SaClient), as a rogue
 // node on the fabric could send them (docs/security.md): each forgery is dropped and counted, the
 // query stays outstanding, and the genuine answer from the SM LID still completes it exactly once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SmChangeDetector: which PortInfo/SMInfo sample sequences mean "local port changed" and
 // "SM changed" (restart on the same node, fail-over), and which mean nothing.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SmCheckSchedule: full checks at start and on suspicion (at most one per half poll interval,
 // repeated until settled), routine checks at the slow interval x [1, 1.5), none when it is zero.
 #include <vector>

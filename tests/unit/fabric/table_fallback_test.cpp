@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TableFallback: which failed PathRecord GetTables turn a port's GetTables off until the next SM.
 // SaClient's own tests (sa_client_table_test.cpp) run the same cases through MADs; these pin the
 // rule that ibat-sim calls too.

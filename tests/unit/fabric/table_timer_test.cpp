@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TableTimer: a GetTable's timer follows the records the SA computes for it at the speed measured
 // from earlier tables of its kind (Karn's samples, the GETs' queue taken out), backs off on
 // timeouts until the next sample, and stays at least the fixed table timer.

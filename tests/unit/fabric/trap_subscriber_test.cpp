@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TrapSubscriber: InformInfo SETs for traps 64/65, a ReportResp (whole TID echoed) for every
 // Report, one event per distinct Report, and non-Reports left alone.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Unit tests of the IPoIB ARP codec: byte-exact layout, every rejected field, neighbour updates.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Test helper: writes classic pcap bytes (either byte order, micro/nano magic, any link type) and
 // wraps payloads in Linux cooked v1/v2 or IPoIB pseudo headers, so tests can build capture files.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Reads the committed capture samples (data/README.md) and checks ibat finds what tshark finds.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Unit tests of the pcap reader and ARP scan on capture bytes built in the test (pcap_builder.h):
 // every supported link type, byte order and timestamp precision, and every structural error.
 #include <gtest/gtest.h>

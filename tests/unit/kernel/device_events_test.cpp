@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The kernel's uevents of HCAs coming and going: datagrams laid out as the kernel's
 // kobject_uevent() sends them decode to their action, path and subsystem; only an add or remove
 // of an HCA (infiniband) or of its umad devices (infiniband_mad) changes ports; udev's messages,

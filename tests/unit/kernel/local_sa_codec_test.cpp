@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The local SA codec against the kernel twin: every request the kernel builds decodes to what it
 // asked, every malformed one is named, and every reply is judged by the kernel's own rules.
 #include "kernel/local_sa_codec.h"

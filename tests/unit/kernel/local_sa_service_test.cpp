@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibatd's local SA responder end to end without a kernel: the Service with a fake SA listens on an
 // AF_UNIX datagram socket ([linux] local_sa_socket), the kernel twin sends the requests Linux
 // sends and judges every reply as Linux would.

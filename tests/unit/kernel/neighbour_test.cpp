@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The kernel neighbour table feed: the decoder on messages built as the kernel builds them (IPoIB
 // addresses included), the mirror's dump reconciliation, and the monitor against the real kernel
 // in a network namespace of the test's own (veth links: not IPoIB, so counted and ignored), with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // kernel/run_queue.h: the runnable count parsed from /proc/loadavg texts, malformed ones refused,
 // and a sample of this host's own /proc/loadavg.
 #include "kernel/run_queue.h"

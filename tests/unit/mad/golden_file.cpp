@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Reads the hex dumps captured from OpenSM on the lab (see golden/README.md).
 #include "golden_file.h"
 

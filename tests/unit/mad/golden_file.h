@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Loads a golden MAD capture (tests/unit/mad/golden/*.hex: '#' comment lines, then hex words).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Golden tests: MADs captured from OpenSM 3.3.23 on ibsim (golden/README.md) decode to exactly the
 // values saquery/smpquery/sminfo printed (golden/*.printed.txt), and our builders reproduce the
 // request bytes the tools sent.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Cross-check against libibmad (rdma-core): on the golden captures and on random buffers, every
 // field our decoders return equals what libibmad's field table (mad_get_field & co.) reads.
 // libibmad has no InformInfo fields and only some PathRecord fields; the remaining PathRecord

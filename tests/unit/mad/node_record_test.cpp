@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // NodeRecord: every field at its IBA offset (bytes written by hand), round trips, truncation.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Round trips: encode then decode gives back every field, decode then encode gives back the bytes
 // (for fields that use every bit), and the builders put the right headers around the records.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // GetTable answers (decode_sa_table) on bytes built by hand: records at AttributeOffset strides,
 // answers longer than one MAD, empty tables, every truncation, bad strides and the record bound;
 // and the GetTable request builder.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SwitchInfoRecord: the fields ibat reads at their IBA offsets (bytes as OpenSM sent them on the
 // lab's fattree-32), round trip, truncation.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Truncated buffers: every decoder, fed every prefix of a valid input in an exactly-sized heap
 // buffer (so ASan sees any overread), fails with a message below its minimum size and succeeds
 // from it on.

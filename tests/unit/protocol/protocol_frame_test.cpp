@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Frame header layout, op/status mapping and the frame builders of the native protocol.
 #include <gtest/gtest.h>
 

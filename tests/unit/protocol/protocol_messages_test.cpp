@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Payload codecs of every native protocol operation: round trips, every truncation and extension
 // of each payload rejected with a message, bad field values rejected, RESOLVE byte layout pinned.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The incremental frame splitter: any chunking of a valid stream yields the same frames, and bad
 // lengths or versions are rejected from the header alone.
 #include <gtest/gtest.h>

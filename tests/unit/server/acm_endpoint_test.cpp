@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibatd's ACM endpoint answers PERF_QUERY and EP_QUERY for endpoints and ports it does not have the
 // way rdma-core's ibacm does (docs/acm.md): ESRCADDR for an unknown endpoint of a PERF_QUERY,
 // EINVAL for an EP_QUERY of a port other than 0 (any) or 1.

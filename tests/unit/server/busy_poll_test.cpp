@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // BusyPoll (server/daemon/busy_poll.h): its rules with the clock given, and ibatd's loop with real
 // sockets: a client that asks again at once makes the loop poll, one request per connection or a
 // zero window never does, and a reload changes the window.

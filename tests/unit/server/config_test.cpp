@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Tests of ibatd's TOML config: defaults, every key type, every error path (each message must
 // name the place, the key, the value and the accepted range), flag overrides, the SIGHUP change
 // report, and that packaging/ibatd.toml documents exactly the built-in defaults.

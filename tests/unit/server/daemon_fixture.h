@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A test fixture for the whole daemon: ibatd's Service in a temp directory with its loop on a
 // thread and the SA faked (test_support::FakeSa). Used by the Service, native batching, security
 // and local SA responder tests; clients connect with test_client.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The ibatd binary's command line, without a fabric: bad options exit 2 with an "ibatd:" message,
 // --check-config exits 0 or 1 and says which configuration it checked, --help and --version exit 0.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // is_journal_stream(): $JOURNAL_STREAM names a descriptor only with that descriptor's own
 // "device:inode"; unset, malformed or another file's numbers mean it is not the journal.
 #include "server/daemon/journal_stream.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The per-kind log rate limit: a burst per window is logged, the rest counted and summarised in one
 // line when the window closes or at flush().
 #include "server/daemon/log_limiter.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibatd's line formats: on the journal's stream every line starts with its syslog priority
 // ("<3>" for an error) so `journalctl -p err` selects it; elsewhere lines keep their timestamp,
 // process and level words.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // NativeServer batching (docs/protocol.md, "Batching"): the RESOLVE frames a client writes at once
 // reach the daemon in one read and are answered together: every frame answered, one read of the
 // Resolver's clock for all of them, and one write carrying all their replies.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A stand-in for systemd's notification socket in tests: a datagram socket bound in a temp dir (or,
 // with an '@' name, in the abstract namespace) whose datagrams the test reads, waiting for each.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PendingShares: each uid's count of pending requests, refused past the share, back to nothing
 // once every share taken is given back.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PortRouter: on a host of several ports every request reaches the Resolver of its port: by source
 // GID (none: the default port), by the kernel's device and port number; an unknown GID is
 // `invalid` and an unknown kernel port `unreachable`, at once; cancels, flushes and PATHS pages

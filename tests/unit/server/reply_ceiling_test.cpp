@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ReplyCeiling: the daemon's unread reply bytes, per uid and in total. Past a uid's share that
 // uid's connection holding the most is named; past the ceiling, the connection holding the most of
 // all; each victim's bytes leave the totals.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ResolverGate: every input re-arms the Resolver's timer, so a resolve queued with nothing else
 // happening afterwards still meets its deadline, and a failed SA answer is retried without any
 // further input. loop.run() returns as soon as no timer is armed, so a missing re-arm

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA silence in the daemon's log: one warning when queries start timing out, one line when the SA
 // answers again (with how long it was silent), nothing for each further timeout or for cancels.
 #include "server/daemon/sa_health.h"

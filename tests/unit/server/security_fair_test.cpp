@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA send queue's fairness among local users, through the real sockets and SO_PEERCRED
 // (docs/security.md, known gap 1; core/fair_queue.h): a RESOLVE's misses queue under its peer uid,
 // so one user's many queued misses delay another user's one miss by one turn, not by the queue.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Shared pieces of the security tests (tests/unit/server/security_*_test.cpp): ibatd's Service on
 // a loop thread with a fake SA (clients: test_client.h), and connect_as(), which opens a
 // connection whose SO_PEERCRED/SO_PEERGROUPS are another user's (a forked child drops to that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Attacks a hostile local user tried that ibatd withstood (docs/security.md §10), pinned so they
 // stay withstood: every bad frame length closes with one malformed ERROR, byte-by-byte writes
 // parse, a deep pipeline of misses is refused past the per-connection cap, hostile ACM messages

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibatd's limits against a rogue local client (docs/security.md), with the SA faked: a flooding
 // connection is answered `overloaded` past its cap while another client keeps resolving; the
 // global pending budget bounds the daemon (and is shared: the documented gap); a client that does

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The privilege rule of ibatd's native socket, checked through the real SO_PEERCRED and
 // SO_PEERGROUPS of connections opened by other users (docs/security.md): NEIGH_ADD, NEIGH_DEL
 // and FLUSH are `denied` to a plain user (state unchanged, counted, connection kept) and allowed

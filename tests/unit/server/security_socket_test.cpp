@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Security of ibatd's socket files (docs/security.md): the configured mode is what the native and
 // ACM sockets get, a restrictive mode keeps other users out, what is found at the socket path at
 // start is replaced only when it is a dead socket (never a live one, a regular file or a symlink,

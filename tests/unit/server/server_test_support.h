@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Pieces shared by ibatd's Service tests (service_test.cpp, security_*_test.cpp): GIDs on one
 // subnet, a fake SA that records the queries the Service sends, and a received protocol frame.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The Service's ports while it runs (a CA added or removed): set_ports drops a port that is gone
 // (what waited on it fails `unreachable`, its fabric is stopped, STATS no longer lists it, the other
 // port is not touched) and opens one that appeared (a fabric made and started, its requests served);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Tests of ibatd's Service without a fabric: a fake SA sink, the event loop on a thread, and
 // blocking clients speaking the native protocol over a temp socket. Covers pipelining with out of
 // order replies, malformed and truncated input, the per-connection cap, disconnects with requests

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Tests of the warm-cache snapshot: round trip (only SA-derived entries kept, ages carried over
 // the downtime), every way a file can be bad (each reported, nothing loaded), bounded reads, and
 // the atomic write.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SystemdNotifier against a fake $NOTIFY_SOCKET: the datagrams READY/STATUS/RELOADING/STOPPING/
 // WATCHDOG as sd_notify(3) has them, to a path or an abstract ('@') name; STATUS only when it
 // changed; the watchdog interval from $WATCHDOG_USEC and $WATCHDOG_PID; names it cannot use and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SystemdReporter on an event loop with a fake $NOTIFY_SOCKET: WATCHDOG=1 at once and then every
 // half $WATCHDOG_USEC while the loop runs, STATUS= once per change of the status line (not on each
 // look at it), nothing armed when notification is off.

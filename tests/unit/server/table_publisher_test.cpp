@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TablePublisher: the shared table holds exactly the paths the Resolvers store as valid, until
 // their TTL ends; a path that moves is replaced, one that is lost is unpublished, and a republish
 // keeps only what is still valid. Paths of several source GIDs (ports) live side by side.

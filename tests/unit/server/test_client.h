@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A blocking client of ibatd's sockets for the server tests (service_test.cpp, security_*_test.cpp,
 // acm_endpoint_test.cpp): native-protocol requests and frames, raw bytes for the ACM socket.
 #pragma once

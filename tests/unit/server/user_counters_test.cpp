@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // UserCounters: per-uid counts of requests and connections, the top users reported one by one and
 // every other uid summed, memory bounded past kTrackedUids distinct uids.
 #include <gtest/gtest.h>

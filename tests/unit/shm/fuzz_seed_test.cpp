@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fuzz_shm_table seeds (tests/fuzz/corpus/shm_table) are tables of the current layout with
 // three published paths, so that the fuzzer starts from inputs that reach every check of a hit
 // (a seed of an older layout stops at the header). This test builds them and compares; after a

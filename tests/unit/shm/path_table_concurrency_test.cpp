@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The shared path table under concurrency (run under ThreadSanitizer by the `tsan` preset): one
 // writer thread publishes, replaces, removes and clears while reader threads look up. Every answer
 // must be a record the writer really wrote for that key (all fields match the version it names),

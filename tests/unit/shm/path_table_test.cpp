@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Single-threaded behaviour of the shared path table: what the writer publishes is what the
 // reader finds, removals and generation bumps hide entries at once, unservable records are never
 // answered, and a header that does not describe a table of this version is refused with a reason.

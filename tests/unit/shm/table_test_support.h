@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Helpers of the shared path table tests: an aligned buffer holding a table, keys and servable
 // paths derived from small numbers so a test can tell which record it got back.
 #pragma once

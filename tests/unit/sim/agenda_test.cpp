@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The simulator's containers against the standard ones they replace: the event queue pops in
 // (time, insertion) order, and the flat query table agrees with std::unordered_map under churn.
 #include <gtest/gtest.h>

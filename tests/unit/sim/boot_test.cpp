@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The boot workload: N daemons start together with no job and the run ends when every daemon
 // holds a path to every other node. With prefetch off each daemon resolves every other node by a
 // GET, so a boot costs N(N-1) GETs and at least that much of the SA's time; every daemon's start sends its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Small runs of the simulator with the real Resolver whose totals equal closed forms exactly.
 #include <gtest/gtest.h>
 

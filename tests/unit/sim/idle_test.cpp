@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The idle workload: daemons already running and nothing asked of them for --duration-s: only
 // their port monitors reach the SA, and its busy fraction is their MADs' work over the duration.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // LatencyHistogram: weighted quantiles within the bucket precision, exact maximum.
 #include <gtest/gtest.h>
 

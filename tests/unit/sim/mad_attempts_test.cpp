@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // MadAttempts: the simulator's SaClient and monitor MADs resend on fabric::RetryPolicy's timers
 // (200, 400, 800, 1,600 ms +/- 25 %) with one TID, so an answer to an earlier attempt completes the
 // request while a resend is pending; the request fails only at the last attempt's timer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemons' port monitor MADs in the simulator: the idle rate of src/fabric (one remote MAD per
 // routine check every 60-90 s, one local PortInfo per poll), full checks when remote MADs time
 // out, re-subscription after an SM change, none for per-process (no daemon).

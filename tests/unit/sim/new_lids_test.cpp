@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // sm-restart with and without new LIDs, default policy, at a size the test suite can afford:
 // after an SM restart that moved the LIDs almost no connect gets an old DLID (docs/scale.md),
 // nothing fails, and a restart that kept the LIDs still serves stale paths at once.

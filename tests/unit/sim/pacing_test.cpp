@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The default Policy's SaPacer against the OpenSM-like SA model, at a size that runs fast:
 // job-start costs at most 5 % resends, fails nothing and keeps the SA busy; the fixed token
 // bucket alone does not; churn and an SM restart fail nothing and keep the SA's queue short.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The subnet prefetch (Policy::prefetch, the default) in the simulator: each daemon's GetTable,
 // served by the SA model at one record per end port and answered with the paths a GET gives,
 // fills its cache, so a boot costs N PathRecord GetTables (and, as ibatd sends them, N NodeRecord

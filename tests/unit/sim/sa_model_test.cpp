@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SaModel: FIFO service at the configured rate, OpenSM's overload drops, queue-limit drops,
 // outages, fabric latency; the cost model (per-query overhead + per-record work, worker threads).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // job-start --service-ids: connects that carry rdma_cm's per-process ServiceIDs cost the SA what
 // the same job without ServiceIDs costs (the tables and nothing else); connects that all carry
 // iSER's ServiceID, which the default Policy keeps apart, cost one GET per (host, destination).

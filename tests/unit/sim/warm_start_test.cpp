@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // job-start --warm-s: the daemons start warm_s before the job. The top-level figures count from
 // the job's start, the warm-up's own (the daemons' start-up and upkeep; with prefetch off no path
 // yet, as no daemon asks for one nobody asked for) are in RunResult::warmup and the JSON's `warmup`.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 """Writes ipoib-arp-sll.pcap: what `tcpdump -i ib0 -w FILE` records on an IPoIB interface.
 
 libpcap captures IPoIB as Linux cooked frames (LINKTYPE_LINUX_SLL = 113, little-endian, microsecond

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The ACM codec against messages built byte by byte from the acm.h layout: every request shape
 // rdma-core clients send, every rejection with the status ibacm would give, framing, and encoders.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Test helper: loads the golden ib_acme captures in data/ (see README.md) and builds ACM messages
 // byte by byte from the acm.h layout, independently of the codec under test.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The ACM codec against golden bytes of the real ib_acme (rdma-core 44, Debian ibacm): the requests
 // it sent, and the responses it accepted and printed (data/*.out.txt), captured by
 // capture_ib_acme.py (see README.md).

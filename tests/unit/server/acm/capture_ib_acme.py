@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 """Golden capture of what the real ib_acme (Debian package ibacm) sends over the ACM protocol.
 
 Runs a one-shot Unix-socket server that records each request ib_acme sends, answers it with a

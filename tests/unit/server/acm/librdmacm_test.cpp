@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // librdmacm's ACM client against the codec: requests built field by field the way librdmacm's
 // ucma_ib_resolve() builds them (its private acm_hdr / acm_ep_addr_data structs, plain stores, so
 // host-order length/flags/type, and <infiniband/sa.h>'s big-endian ibv_path_record), and replies
