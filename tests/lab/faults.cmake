@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Fault-injection suite (docs/reliability.md): ctest `faults.NAME`, labels lab + faults, one fabric each.
-# Included from tests/lab/CMakeLists.txt; needs ibatd, ibat and ibat-load in the same build.
+# Included from tests/lab/CMakeLists.txt (each test runs through run_test.sh: ibat_add_lab_ctest);
+# needs ibatd, ibat and ibat-load in the same build.
 function(ibat_add_fault_test name script timeout)
-  add_test(NAME faults.${name} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/${script})
-  set_tests_properties(faults.${name} PROPERTIES LABELS "lab;faults" TIMEOUT ${timeout}
-    ENVIRONMENT "IBAT_LAB=${IBAT_LAB};IBAT_TOPOLOGY_DIR=${IBAT_TOPOLOGY_DIR};IBAT_BIN_DIR=${CMAKE_BINARY_DIR}/bin")
+  ibat_add_lab_ctest(faults.${name} TIMEOUT ${timeout} LABELS lab faults ENVIRONMENT ${IBAT_LAB_TEST_ENV}
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/${script})
 endfunction()
 
 ibat_add_fault_test(sm_restart     faults_sm_restart.sh     300)
