@@ -67,7 +67,7 @@ done
 events=$E2E_DIR/watch.jsonl
 "$IBAT_CLI" --socket "$(sock d)" watch --json >"$events" 2>"$E2E_DIR/watch.err" &
 watch_pid=$!
-trap 'kill -TERM $watch_pid 2>/dev/null || true; daemons_cleanup' EXIT
+on_exit 'kill -TERM "$watch_pid" 2>/dev/null || true'
 
 # count_events NAME [FIELD=VALUE]: lines of the watch file with event NAME (and FIELD == VALUE;
 # VALUE None: FIELD absent)
@@ -121,6 +121,5 @@ expect_eq "sm_changes in stats" "$(jq_py "$(cli d stats --json)" 'j["sm_changes"
 
 kill -TERM "$watch_pid"
 wait "$watch_pid" 2>/dev/null || true
-trap daemons_cleanup EXIT
 stop_ibatd d
 expect_eq "ibatd exit code after SIGTERM" "$DAEMON_EXIT" 0

@@ -19,7 +19,7 @@ print("bound")
 while True:
     print(s.recv(4096).decode().replace("\n", " | "))
 ' "$notify_socket"; }
-trap 'kill "$SYSTEMD_PID" 2>/dev/null; daemons_cleanup' EXIT
+on_exit 'kill "$SYSTEMD_PID" 2>/dev/null'
 IFS= read -r -t 10 line <&"${SYSTEMD[0]}" && [[ $line == bound ]] || fail "the stand-in notification socket did not start"
 
 # notified PATTERN WHAT: reads datagrams until one matches the glob PATTERN (20 s at most); it is

@@ -11,7 +11,7 @@ source "$(dirname "$0")/e2e_lib.sh"
 TWIN=${KERNEL_TWIN:-$BIN/ibat-kernel-twin}
 [[ -x $TWIN ]] || fail "ibat-kernel-twin not built at $TWIN (build target ibat-kernel-twin)"
 name=$(lab_name e2eqos)
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); on_exit 'rm -rf "$tmp"'
 
 # SLs: default 0, QoS class 4 -> 4, iSER 3, NFS/RDMA (port 20049) 5, a site's range 6, P_Key 0x8002 7.
 cat >"$tmp/qos-policy.conf" <<'POLICY'

@@ -11,7 +11,7 @@ out=$FABRIC_ENV_CACHE/results
 on_node "$name" h0010 true
 (on_node_exec "$name" h0010 "$PROBE" --dgid "$dgid" --json --count 40 --interval-ms 400 --timeout-ms 200 --retries 2 >"$out") &
 probe_pid=$!
-trap 'kill "$probe_pid" 2>/dev/null || true; fabric_cleanup' EXIT
+on_exit 'kill "$probe_pid" 2>/dev/null || true'
 wait_event "$out" 'e["result"] == "ok"' 15 >/dev/null
 frozen_at=$(now_ms)
 "$LAB" freeze --name "$name" 10 >/dev/null

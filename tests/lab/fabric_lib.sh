@@ -7,8 +7,7 @@ PROBE=${IBAT_BIN_DIR:-$LAB_TEST_DIR/../../build/bin}/ibat-probe
 export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0}
 
 FABRIC_ENV_CACHE=$(mktemp -d)
-fabric_cleanup() { rm -rf "$FABRIC_ENV_CACHE"; cleanup_fabrics; }
-trap fabric_cleanup EXIT
+on_exit 'rm -rf "$FABRIC_ENV_CACHE"'
 
 # on_node NAME NODE CMD ARGS...: CMD with NODE's umad2sim environment (`ibat-lab env`, cached);
 # umad2sim's "received data size" complaints are dropped from stderr.
@@ -38,12 +37,14 @@ gid_of() { host_field "$1" "$2" gid; }
 json_field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
 # start_monitor NAME NODE FILE POLL_MS [PROBE ARGS...]: `ibat-probe --monitor` on NODE in the
-# background, its JSON lines in FILE; returns once the first local_port event is there. Sets MONITOR_PID.
+# background, its JSON lines in FILE; returns once the first local_port event is there. Sets MONITOR_PID
+# and registers stop_monitor with on_exit (start one monitor at a time).
 start_monitor() {
   local name=$1 node=$2 file=$3 poll_ms=$4; shift 4
   on_node "$name" "$node" true  # fills the env cache in this shell
   (on_node_exec "$name" "$node" "$PROBE" --monitor 300 --poll-ms "$poll_ms" "$@" >"$file") &
   MONITOR_PID=$!
+  on_exit stop_monitor
   wait_event "$file" 'e["event"] == "local_port"' 10 >/dev/null
 }
 

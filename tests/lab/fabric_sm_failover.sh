@@ -10,7 +10,6 @@ lab_up "$name" --topology "$TOPO/fattree-32.net" --sm-node h0000 --standby-sm h0
 standby_lid=$(host_field "$name" h0031 lid)
 events=$FABRIC_ENV_CACHE/events
 start_monitor "$name" h0010 "$events" $poll_ms
-trap 'stop_monitor; fabric_cleanup' EXIT
 
 started=$(now_ms)
 "$LAB" sm --name "$name" failover >/dev/null

@@ -11,7 +11,6 @@ poll_ms=1000
 lab_up "$name" --topology "$TOPO/fattree-32.net" >/dev/null
 events=$FABRIC_ENV_CACHE/events
 start_monitor "$name" h0003 "$events" $poll_ms --sm-check-s 1
-trap 'stop_monitor; fabric_cleanup' EXIT
 
 # expect_sm_change WHAT STARTED_MS DONE_MS ALLOWED_MS: an sm_changed after STARTED, within ALLOWED of DONE
 expect_sm_change() {

@@ -9,7 +9,6 @@ lab_up "$name" --topology "$TOPO/fattree-32.net" --traps >/dev/null
 victim_gid=$(gid_of "$name" h0020)
 events=$FABRIC_ENV_CACHE/events
 start_monitor "$name" h0010 "$events" 1000
-trap 'stop_monitor; fabric_cleanup' EXIT
 wait_event "$events" 'e["event"] == "trap_subscribed" and e["trap"] == 64 and e["ok"]' 10 >/dev/null
 wait_event "$events" 'e["event"] == "trap_subscribed" and e["trap"] == 65 and e["ok"]' 10 >/dev/null
 pass "subscribed to traps 64 and 65"

@@ -14,15 +14,15 @@ IBAT_CLI=${IBAT_CLI:-$BIN/ibat}
 
 DAEMON_DIR=$(mktemp -d "/tmp/ibat-$DAEMON_KIND.XXXXXX")
 declare -A DAEMON_PID
-# daemons_cleanup (the EXIT trap): kills the daemons still running, takes the fabrics down and
-# removes $DAEMON_DIR
+# daemons_cleanup (on_exit, so before lab_lib.sh's cleanup_fabrics takes the fabrics down): kills
+# the daemons still running, waits for them and removes $DAEMON_DIR
 daemons_cleanup() {
   local tag keep=KEEP_${DAEMON_KIND^^}_DIR
   for tag in "${!DAEMON_PID[@]}"; do kill -KILL "${DAEMON_PID[$tag]}" 2>/dev/null || true; done
-  cleanup_fabrics
+  for tag in "${!DAEMON_PID[@]}"; do wait "${DAEMON_PID[$tag]}" 2>/dev/null || true; done
   if [[ ${!keep:-0} == 1 ]]; then echo "kept $DAEMON_DIR" >&2; else rm -rf "$DAEMON_DIR"; fi
 }
-trap daemons_cleanup EXIT
+on_exit daemons_cleanup
 
 # write_config FILE [TOML LINES of [policy]...]: log_level info, the given [policy] lines, then
 # the lines of $CONFIG_POLICY_DEFAULTS (array) whose key was not given (TOML forbids duplicate

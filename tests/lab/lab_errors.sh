@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lab_lib.sh"
 name=$(lab_name err)
 small=$TOPO/small-2sw4hca.net
-tmp=$(mktemp -d); trap 'cleanup_fabrics; rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); on_exit 'rm -rf "$tmp"'
 LAB_FABRICS+=("$name")  # failed ups below keep their folder for the logs
 
 expect_exit 3 "hosts on an unknown name" -- "$LAB" hosts --name "nosuch-$$"

@@ -15,7 +15,7 @@ source "$(dirname "$0")/lab_lib.sh"
 compute=$(lab_name cas-c)
 storage=$(lab_name cas-s)
 single=$(lab_name cas-u)
-tmp=$(mktemp -d); trap 'cleanup_fabrics; rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); on_exit 'rm -rf "$tmp"'
 root=${IBAT_LAB_DIR:-/tmp/ibat-lab}
 standin=${IBAT_LAB_UMAD2SIM:-$(ls /usr/lib/*/umad2sim/libumad2sim.so 2>/dev/null | head -n1)}
 [[ -f $standin ]] || fail "no libumad2sim.so to stand in for the twin (package libumad2sim0)"

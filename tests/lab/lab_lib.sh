@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-# Shared helpers for tests/lab/lab_*.sh: paths, assertions, a fabric that goes down on exit.
-# Source it; it sets `set -euo pipefail`.
+# Shared helpers for tests/lab/lab_*.sh: paths, assertions, cleanups at exit (on_exit), a fabric
+# that goes down on exit. Source it first; it sets `set -euo pipefail`.
 set -euo pipefail
 
 LAB_TEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,13 +30,52 @@ expect_contains() { [[ "$2" == *"$3"* ]] || fail "$1: '$3' not in: $2"; pass "$1
 # lab_name TAG: a fabric name unique to this test run (several build trees may test at once)
 lab_name() { echo "t-$1-$$"; }
 
+# on_exit CMD: CMD (a string, eval'd) runs when the test exits, however it ends (its last line,
+# fail, set -e, SIGINT, SIGTERM, SIGHUP). Cleanups run last registered first, so what a test or a
+# helper started on a fabric is stopped before the fabric goes down: the test's own (rm -rf "$tmp",
+# a background probe), then ibatd (ibatd_lib.sh), then OpenSM and ibsim (cleanup_fabrics, the
+# first registered). A failing cleanup does not stop the others; a cleanup must not call exit.
+# Tests and helpers use on_exit, never `trap ... EXIT` (or INT, TERM, HUP): that would replace
+# the one trap running them all, and leave the fabric and its daemons running. The `trap` function
+# below refuses it; tests/lab/run_test.sh fails a test that still leaves a process behind.
+LAB_ON_EXIT=()
+on_exit() { LAB_ON_EXIT+=("$1"); }
+lab_run_exit() {
+  local rc=$? i
+  set +eu  # a cleanup may meet an unset pid (a coproc gone, a probe never started)
+  for ((i = ${#LAB_ON_EXIT[@]} - 1; i >= 0; i--)); do eval "${LAB_ON_EXIT[i]}" || true; done
+  LAB_ON_EXIT=()
+  exit "$rc"
+}
+builtin trap lab_run_exit EXIT
+builtin trap 'exit 129' HUP
+builtin trap 'exit 130' INT
+builtin trap 'exit 143' TERM
+
+# trap: the builtin, except that it refuses EXIT, HUP, INT, QUIT and TERM (use on_exit)
+trap() {
+  local args=("$@") sig
+  [[ ${args[0]:-} != -- ]] || args=("${args[@]:1}")
+  case ${args[0]:-} in -p | -l | -lp | -pl | '') builtin trap "$@"; return ;; esac
+  ((${#args[@]} == 1)) || args=("${args[@]:1}")
+  for sig in "${args[@]}"; do
+    sig=${sig^^}
+    case ${sig#SIG} in
+      EXIT | 0 | HUP | 1 | INT | 2 | QUIT | 3 | TERM | 15)
+        fail "trap ... $sig would drop the lab's cleanups (fabrics, daemons): use on_exit CMD" ;;
+    esac
+  done
+  builtin trap "$@"
+}
+
 cleanup_fabrics() {
   local n
   for n in "${LAB_FABRICS[@]}"; do "$LAB" down --name "$n" >/dev/null 2>&1 || true; done
 }
-trap cleanup_fabrics EXIT
+on_exit cleanup_fabrics
 
-# lab_up NAME ARGS...: brings a fabric up and registers it for the exit trap
+# lab_up NAME ARGS...: brings a fabric up and registers it for cleanup_fabrics. Not in $(...): a
+# subshell's registration is lost (add the name to LAB_FABRICS first, as lab_rails.sh does).
 lab_up() {
   local name=$1; shift
   LAB_FABRICS+=("$name")

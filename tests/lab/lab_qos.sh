@@ -9,7 +9,7 @@ source "$(dirname "$0")/lab_lib.sh"
 name=$(lab_name qos)
 bad=$(lab_name qosbad)
 small=$TOPO/small-2sw4hca.net
-tmp=$(mktemp -d); trap 'cleanup_fabrics; rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); on_exit 'rm -rf "$tmp"'
 LAB_FABRICS+=("$bad")  # failed ups keep their folder for the logs
 
 # OpenSM 3.3's full policy (qos-levels + qos-match-rules) for the QoS class, then the simplified

@@ -7,7 +7,7 @@
 # `run`/`env` refusing an unknown --host (exit 5) and --node with --host (exit 2).
 source "$(dirname "$0")/lab_lib.sh"
 name=$(lab_name rails)
-tmp=$(mktemp -d); trap 'cleanup_fabrics; rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); on_exit 'rm -rf "$tmp"'
 kept=$TOPO/rails-4x2.net
 rails() { "$LAB" topology rails "$@"; }
 

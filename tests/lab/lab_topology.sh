@@ -5,7 +5,7 @@
 # with a message naming the input, and a tree of other numbers comes up in ibsim + OpenSM.
 source "$(dirname "$0")/lab_lib.sh"
 name=$(lab_name topo)
-tmp=$(mktemp -d); trap 'cleanup_fabrics; rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); on_exit 'rm -rf "$tmp"'
 kept=$(dirname "$LAB")/topologies/fattree-32.net
 fattree() { "$LAB" topology fattree "$@"; }
 

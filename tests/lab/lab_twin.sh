@@ -11,7 +11,7 @@
 # It runs a copy of ibat-lab next to a stand-in umad-twin/ of two tiny files, with its own
 # IBAT_LAB_DIR, so neither the real twin sources nor other tests' builds are involved.
 source "$(dirname "$0")/lab_lib.sh"
-tmp=$(mktemp -d); trap 'cleanup_fabrics; rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); on_exit 'rm -rf "$tmp"'
 export IBAT_LAB_DIR=$tmp/root
 unset IBAT_LAB_TWIN
 mkdir -p "$tmp/lab/umad-twin" "$tmp/bare"

@@ -12,7 +12,7 @@
 # sees mlx5_1 (ibstat -l, ibstat mlx5_1), and sminfo -C mlx5_0 still reaches the SM.
 source "$(dirname "$0")/lab_lib.sh"
 rails=$(lab_name hotplug)
-tmp=$(mktemp -d); trap 'cleanup_fabrics; rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); on_exit 'rm -rf "$tmp"'
 export IBAT_LAB_KERNEL=twin
 lab_up "$rails" --topology "$TOPO/rails-4x2.net" >/dev/null
 

@@ -10,7 +10,7 @@
 # answers with that fabric's SM.
 source "$(dirname "$0")/lab_lib.sh"
 big=$(lab_name tw-big); tree=$(lab_name tw-ft); rails=$(lab_name tw-rails); storage=$(lab_name tw-st)
-tmp=$(mktemp -d); trap 'cleanup_fabrics; rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d); on_exit 'rm -rf "$tmp"'
 export IBAT_LAB_KERNEL=twin
 run() { local name=$1 node=$2; shift 2; "$LAB" run --name "$name" --node "$node" -- "$@" 2>/dev/null; }
 count() { grep -c "$1" || true; }

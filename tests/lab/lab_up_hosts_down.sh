@@ -5,6 +5,7 @@
 source "$(dirname "$0")/lab_lib.sh"
 name=$(lab_name up)
 
+LAB_FABRICS+=("$name")  # lab_up in $(...) registers it in a subshell only
 out=$(lab_up "$name" --topology "$TOPO/fattree-32.net")
 expect_contains "up output" "$out" "SUBNET UP"
 
