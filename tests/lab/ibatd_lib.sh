@@ -3,8 +3,9 @@
 # binaries, one folder for the daemons' configs, sockets, snapshots and logs, a test config, and
 # starting, probing and stopping daemons. Source it after lab_lib.sh with DAEMON_KIND (e2e, faults)
 # and the config parts (CONFIG_POLICY_DEFAULTS, CONFIG_TABLES; see write_config) set.
-# The folder, $DAEMON_DIR, is /tmp/ibat-$DAEMON_KIND.XXXXXX; it is removed at exit unless
-# KEEP_<KIND>_DIR=1 (KEEP_E2E_DIR, KEEP_FAULTS_DIR). Binaries: IBATD and IBAT_CLI (ctest passes
+# Daemons still running at exit are killed (daemons_cleanup, registered with on_exit: before the
+# fabric goes down). The folder, $DAEMON_DIR, is /tmp/ibat-$DAEMON_KIND.XXXXXX; it is removed at
+# exit unless KEEP_<KIND>_DIR=1 (KEEP_E2E_DIR, KEEP_FAULTS_DIR). Binaries: IBATD and IBAT_CLI (ctest passes
 # CMake target paths), else from $IBAT_BIN_DIR, else build/bin.
 BIN=${IBAT_BIN_DIR:-$LAB_TEST_DIR/../../build/bin}
 IBATD=${IBATD:-$BIN/ibatd}
