@@ -36,7 +36,7 @@ TOML
   local ibatd lab
   ibatd=$(cd "$BIN_DIR" && pwd)/ibatd lab=$PWD/lab/ibat-lab
   (cd "$work" && exec "$lab" run --name "$name" --node $node -- "$ibatd" \
-     --config "$work/ibatd.toml" --socket "$work/ibatd.sock" 2>"$work/ibatd.log" >/dev/null) &
+     --config "$work/ibatd.toml" --socket "$work/ibatd.sock" --acm-socket "" 2>"$work/ibatd.log" >/dev/null) &
   daemon=$!
   local dgids
   dgids=$(lab/ibat-lab hosts --name "$name" --json |

@@ -65,7 +65,7 @@ revalidate_jitter_ms = 500
 TOML
 for node in "${NODES[@]}"; do
   (cd "$work" && exec "$LAB" run --name "$name" --node "$node" -- "$IBATD" --config "$work/ibatd.toml" \
-     --socket "$work/$node.sock" --cache-file "$work/$node.cache" >/dev/null 2>"$work/$node.log") &
+     --socket "$work/$node.sock" --acm-socket "" --cache-file "$work/$node.cache" >/dev/null 2>"$work/$node.log") &
   DAEMON_PID[$node]=$!
 done
 for node in "${NODES[@]}"; do

@@ -39,7 +39,7 @@ busy_poll_us = $1
 cache_file = ""
 TOML
   (cd "$work" && exec "$lab" run --name "$name" --node h0001 -- "$ibatd" \
-     --config "$work/ibatd.toml" --socket "$work/ibatd.sock" 2>"$work/ibatd.log" >/dev/null) &
+     --config "$work/ibatd.toml" --socket "$work/ibatd.sock" --acm-socket "" 2>"$work/ibatd.log" >/dev/null) &
   daemon=$!
   local deadline=$((SECONDS + 30))
   until "$BIN_DIR/ibat" --socket "$work/ibatd.sock" resolve --dgid "${dgids%%,*}" --timeout 2000 >/dev/null 2>&1; do

@@ -24,7 +24,7 @@ setup() {
   "$LAB" up --name "$name" --topology "$TOPOLOGY" --sm-node h0000 "$@" >/dev/null
   printf 'log_level = "info"\n[fabric]\npoll_interval_ms = 500\n' >"$dir/ibatd.toml"
   rm -f "$dir/d.sock" "$dir/d.err"
-  (exec "$LAB" run --name "$name" --node h0005 -- "$IBATD" --config "$dir/ibatd.toml" --socket "$dir/d.sock" \
+  (exec "$LAB" run --name "$name" --node h0005 -- "$IBATD" --config "$dir/ibatd.toml" --socket "$dir/d.sock" --acm-socket "" \
      --cache-file "$dir/d.cache" 2>"$dir/d.err" >/dev/null) &
   DAEMON_PID=$!
   until [[ -S $dir/d.sock ]]; do sleep 0.1; done

@@ -39,7 +39,7 @@ for run in $(seq 1 "$RUNS"); do
   name=prefetch-$$-$run
   "$L" up --name "$name" --topology "$tmp/tree.net" >/dev/null
   rm -f "$tmp/d.sock" "$tmp/d.err"
-  "$L" run --name "$name" --node h0003 -- "$BIN_DIR/ibatd" --config "$tmp/d.toml" --socket "$tmp/d.sock" \
+  "$L" run --name "$name" --node h0003 -- "$BIN_DIR/ibatd" --config "$tmp/d.toml" --socket "$tmp/d.sock" --acm-socket "" \
     --cache-file "$tmp/d.cache" 2>"$tmp/d.err" >/dev/null &
   wait_for 'j["sa_tables_answered"] >= 1'
   # 40 paths in use: every 12th host, resolved once now (a request used them within the minute)

@@ -42,16 +42,24 @@ write_config() {
 # twin's `run --host`; IBATD_ALSO="FABRIC:NODE ..." adds CAs of other fabrics) with socket
 # $DAEMON_DIR/TAG.sock, snapshot
 # TAG.cache and stderr in TAG.err, ARGS added; returns once the socket exists. Unless ARGS hold a
-# --config, the config is TAG.toml (write_config'd unless it exists).
+# --config, the config is TAG.toml (write_config'd unless it exists). Unless ARGS hold an
+# --acm-socket, the ACM socket is TAG.acm.sock: ibatd's default, /run/ibat/acm.sock, is the host's
+# and one path for every test's daemons would collide; IBATD_ACM_FROM_CONFIG=1 passes none, so the
+# config's acm_socket (or the built-in default) holds.
 start_ibatd() {
   local name=$1 node=$2 tag=$3; shift 3
-  local config=(--config "$DAEMON_DIR/$tag.toml") arg where=(--node "$node")
+  local config=(--config "$DAEMON_DIR/$tag.toml") acm=(--acm-socket "$DAEMON_DIR/$tag.acm.sock") arg
+  local where=(--node "$node")
   [[ $node != host:* ]] || where=(--host "${node#host:}")
   for arg in ${IBATD_ALSO:-}; do where+=(--also "$arg"); done
-  for arg in "$@"; do [[ $arg != --config ]] || config=(); done
+  for arg in "$@"; do
+    [[ $arg != --config ]] || config=()
+    [[ $arg != --acm-socket ]] || acm=()
+  done
+  [[ ${IBATD_ACM_FROM_CONFIG:-0} != 1 ]] || acm=()
   if ((${#config[@]})) && [[ ! -f ${config[1]} ]]; then write_config "${config[1]}"; fi
   rm -f "$DAEMON_DIR/$tag.sock"
-  (cd "$DAEMON_DIR" && exec "$LAB" run --name "$name" "${where[@]}" -- "$IBATD" "${config[@]}" \
+  (cd "$DAEMON_DIR" && exec "$LAB" run --name "$name" "${where[@]}" -- "$IBATD" "${config[@]}" "${acm[@]}" \
      --socket "$DAEMON_DIR/$tag.sock" --cache-file "$DAEMON_DIR/$tag.cache" "$@" \
      2>>"$DAEMON_DIR/$tag.err" >/dev/null) &
   DAEMON_PID[$tag]=$!

@@ -20,7 +20,9 @@ inline constexpr std::string_view kDefaultConfigPath = "/etc/ibat/ibatd.toml";
 
 struct ServerOptions {
   std::string socket = "/run/ibat/ibatd.sock";  // native protocol
-  std::string acm_socket;                       // ACM protocol endpoint; empty: off
+  // ACM protocol endpoint; empty: off. On by default: the packaged unit links ibacm's two socket
+  // names to it, so ib_acme and librdmacm reach ibatd (docs/acm.md).
+  std::string acm_socket = "/run/ibat/acm.sock";
   std::uint32_t socket_mode = 0666;             // permission bits of both socket files
   std::string admin_group;                      // may NEIGH_ADD/DEL and FLUSH besides root; empty: root only
   std::uint32_t max_connections = 1024;

@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
   app.add_flag("--check-config", flags.check_config, "validate the configuration and exit (0 valid, 1 not, 2 bad options)");
   auto& o = flags.overrides;
   app.add_option("--socket", o.socket, "native protocol socket (default /run/ibat/ibatd.sock)");
-  app.add_option("--acm-socket", o.acm_socket, "ACM protocol socket (default: off)");
+  app.add_option("--acm-socket", o.acm_socket, "ACM protocol socket (default /run/ibat/acm.sock; \"\" disables it)");
   app.add_option("--cache-file", o.cache_file, "warm-cache snapshot file (\"\" disables it)");
   app.add_option("--ca", o.ca, "serve only this HCA's port (default: every InfiniBand port of every HCA)");
   app.add_option("--port", o.port, "with --ca, its port number (default: its first active port)")->type_name("N");

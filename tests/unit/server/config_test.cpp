@@ -27,7 +27,7 @@ TEST(Config, EmptyTextGivesDefaults) {
   ConfigResult r = parse_config("", "empty.toml");
   ASSERT_TRUE(r.ok()) << r.errors.front();
   EXPECT_EQ(r.config.server.socket, "/run/ibat/ibatd.sock");
-  EXPECT_EQ(r.config.server.acm_socket, "");
+  EXPECT_EQ(r.config.server.acm_socket, "/run/ibat/acm.sock");
   EXPECT_EQ(r.config.policy.path_ttl, core::Policy{}.path_ttl);
   EXPECT_EQ(r.config.log_level, "info");
 }

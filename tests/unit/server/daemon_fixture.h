@@ -34,6 +34,7 @@ class DaemonTest : public ::testing::Test {
     std::filesystem::permissions(dir_, std::filesystem::perms::all);
     config_.server.socket = (dir_ / "ibatd.sock").string();
     config_.snapshot.cache_file.clear();
+    config_.server.acm_socket.clear();  // off unless a test names its own (the default is the host's)
   }
   void TearDown() override {
     stop();
