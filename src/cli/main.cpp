@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   CLI::App app{"ibat: ask ibatd for InfiniBand paths, and manage its cache and neighbour table.", "ibat"};
   app.require_subcommand(1);
   app.fallthrough();  // inherited by the commands: global options may follow the command too
-  app.set_version_flag("--version", std::string(IBAT_VERSION));
+  app.set_version_flag("--version", std::string("ibat " IBAT_VERSION));
   std::string socket = ibat_default_socket();
   auto* socket_opt =
       app.add_option("--socket", socket, "ibatd's socket (default: $IBAT_SOCKET, else " IBAT_DEFAULT_SOCKET ")")

@@ -32,7 +32,8 @@ declare -A holds=(
           lib/systemd/system/ibatd.service lib/systemd/system/ibat-textfile.service
           lib/systemd/system/ibat-textfile.timer etc/ibat/ibatd.toml etc/nhc/scripts/ibat.nhc
           usr/lib/ibat/ibat-textfile usr/share/ibat/prometheus/ibat-alerts.yml
-          usr/share/ibat/grafana/ibat-dashboard.json usr/share/doc/ibat/copyright"
+          usr/share/ibat/grafana/ibat-dashboard.json usr/share/doc/ibat/copyright
+          usr/share/doc/ibat/README.md"
   [libibat1]="$libdir/libibat.so.1 $libdir/libibat.so.1.0.0 usr/share/doc/libibat1/copyright"
   [libibat-dev]="usr/include/ibat.h usr/include/ibat.hpp usr/include/ibat_verbs.h $libdir/libibat.so
                  $libdir/pkgconfig/ibat.pc usr/share/doc/libibat-dev/copyright"
@@ -59,6 +60,20 @@ read -r -a exec_start < <(sed -n 's/^ExecStart=//p' "$root/lib/systemd/system/ib
 [[ -x $root${exec_start[0]} ]] || fail "the unit's ExecStart ${exec_start[0]} is not in the package"
 [[ ${exec_start[*]} == *"--config /etc/ibat/ibatd.toml"* ]] || fail "the unit does not pass --config /etc/ibat/ibatd.toml"
 zcat "$root/usr/share/man/man8/ibatd.8.gz" | grep '^\.I /etc/ibat/ibatd.toml' >/dev/null || fail "ibatd.8 does not name /etc/ibat/ibatd.toml"
+# The documents: NEWS (gzipped when large), every docs/*.md of the tree under the names the man
+# pages and README.md cite (docs/NAME.md, not compressed), and the copyright file machine-readable
+# with both licenses.
+doc=$root/usr/share/doc/ibat
+[[ -f $doc/NEWS || -f $doc/NEWS.gz ]] || fail "ibat holds no /usr/share/doc/ibat/NEWS"
+for f in "$src"/docs/*.md; do
+  [[ -f $doc/docs/${f##*/} ]] || fail "ibat does not hold /usr/share/doc/ibat/docs/${f##*/}"
+done
+for f in $( (zcat "$root"/usr/share/man/man*/ibat*.gz; cat "$src/README.md") | grep -o 'docs/[a-z-]*\.md' | sort -u); do
+  [[ -f $doc/$f ]] || fail "the man pages or README.md cite $f, not in /usr/share/doc/ibat"
+done
+head -1 "$doc/copyright" | grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+  fail "the copyright file is not machine-readable (DEP-5)"
+grep -q '^License: GPL-2 or Linux-OpenIB$' "$doc/copyright" || fail "the copyright file does not name GPL-2 or Linux-OpenIB"
 
 # Conffiles: the two files in /etc, nothing else.
 conffiles=$(sort "$work/control-ibat/conffiles" | tr '\n' ' ')

@@ -6,7 +6,8 @@
 # libibat-dev), no more, no less, apart from these distribution differences (docs/packaging.md):
 #   units         /lib/systemd/system (Debian 12)          /usr/lib/systemd/system (%{_unitdir})
 #   libraries     /usr/lib/<multiarch>                     /usr/lib64 (%{_libdir})
-#   docs          /usr/share/doc/<package>/ (copyright, changelog.gz)   /usr/share/licenses/<package>/copyright
+#   copyright     /usr/share/doc/<package>/ (copyright, changelog.gz)   /usr/share/licenses/<package>/ (copyright, COPYING, LICENSE.GPL-2)
+#   docs          /usr/share/doc/ibat/, NEWS gzipped (dh_compress)  /usr/share/doc/ibat/
 #   lintian       /usr/share/lintian/overrides/<package>   -
 #   build IDs     -                                        /usr/lib/.build-id/ links
 # and the debug packages (-dbgsym, -debuginfo) left out. The same files are configuration
@@ -20,13 +21,14 @@ failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 version=$(cd "$src" && dpkg-parsechangelog -S Version)
+upstream=${version%-*}  # the RPMs' Version (their Release is the spec's own)
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 rpm_libdir=$(rpm --eval '%{_libdir}')
 rpm_arch=$(rpm --eval '%{_arch}')
-srpm=$(ls "$pkgs"/rpm/SRPMS/ibat-"$version"-*.src.rpm)
+srpm=$(ls "$pkgs"/rpm/SRPMS/ibat-"$upstream"-*.src.rpm)
 echo "source RPM: $srpm"
-rpm_of() { ls "$pkgs/rpm/RPMS/$rpm_arch/$1-$version"-*."$rpm_arch".rpm; }
+rpm_of() { ls "$pkgs/rpm/RPMS/$rpm_arch/$1-$upstream"-*."$rpm_arch".rpm; }
 
 # A package's files and links (not its folders; dpkg-deb -c, rpm -qp with the modes), one a line,
 # sorted; the .deb's mapped to the RPM's places.
@@ -34,8 +36,10 @@ deb_files() {
   dpkg-deb -c "$pkgs/deb/${1}_${version}_$arch.deb" | awk '$1 !~ /^d/ {print $6}' |
     sed -e 's,^\./,/,' \
         -e "s,^/lib/systemd/system/,/usr/lib/systemd/system/," \
-        -e "s,^/usr/lib/$multiarch/,$rpm_libdir/," |
-    grep -v -e "^/usr/share/doc/" -e "^/usr/share/lintian/overrides/" | sort
+        -e "s,^/usr/lib/$multiarch/,$rpm_libdir/," \
+        -e 's,^\(/usr/share/doc/.*\)\.gz$,\1,' |
+    grep -v -e "^/usr/share/doc/[^/]*/copyright$" -e "^/usr/share/doc/[^/]*/changelog\(\.Debian\)\?$" \
+      -e "^/usr/share/lintian/overrides/" | sort
 }
 rpm_files() {
   rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$(rpm_of "$1")" | awk '$1 !~ /^d/ {print $2}' |
@@ -53,7 +57,7 @@ for pair in ibat:ibat libibat1:libibat libibat-dev:ibat-devel; do
   [[ -n $(rpm_files "$r") ]] || fail "$r.rpm holds no file"
 done
 # Only these RPMs (and their debug packages) were built.
-built=$(cd "$pkgs/rpm/RPMS/$rpm_arch" && ls | grep -v -e '-debuginfo-' -e '-debugsource-' | sed "s/-$version-.*//" | sort | tr '\n' ' ')
+built=$(cd "$pkgs/rpm/RPMS/$rpm_arch" && ls | grep -v -e '-debuginfo-' -e '-debugsource-' | sed "s/-$upstream-.*//" | sort | tr '\n' ' ')
 [[ $built == "ibat ibat-devel libibat " ]] || fail "the RPMs built are '$built'"
 
 # Configuration files: the .deb's conffiles, as %config(noreplace).

@@ -113,7 +113,7 @@ int run(const Flags& flags, const server::DaemonConfig& config) {
 int main(int argc, char** argv) {
   Flags flags;
   CLI::App app{"ibatd: InfiniBand path resolution daemon (see ibatd(8))", "ibatd"};
-  app.set_version_flag("--version", std::string(IBAT_VERSION));
+  app.set_version_flag("--version", std::string("ibatd " IBAT_VERSION));
   app.add_option("--config", flags.config_path, "TOML configuration file")
       ->default_str(std::string(server::kDefaultConfigPath));
   app.add_flag("--check-config", flags.check_config, "validate the configuration and exit (0 valid, 1 not, 2 bad options)");
