@@ -15,7 +15,7 @@ import math
 import os
 import sys
 
-DATA = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "docs", "scale")
+DATA = os.path.normpath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "docs", "scale"))
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 RUNS = ["job-start cold", "boot", "sm-restart --lid-change", "sm-restart, same LIDs", "idle 1 h"]
 
