@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:-docs/scale}
 SIM=${SIM:-build/bin/ibat-sim}
 # The published tables were measured with 20 us a GET (50,000/s); the model's defaults now
-# charge 17 us a query + 3.33 us a record (docs/scale.md, "What the SA spends"), and GETs only:
+# charge 17 us a query + 3.33 us a record (docs/simulator.md, "What the SA spends"), and GETs only:
 # they predate the subnet prefetch, now the Resolver's default (scripts/prefetch-report.sh).
 SA_MODEL=${SA_MODEL:---sa-rate 50000 --prefetch off}
 SIZES=${SIZES:-"1000 4000"}

@@ -17,7 +17,7 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIBAT_TESTS=OFF -DIB
 cmake --build "$BUILD" -j2 --target ibat-sim >/dev/null
 SIM="$BUILD/bin/ibat-sim"
 # The published tables were measured with 20 us a GET (50,000/s); the model's defaults now
-# charge 17 us a query + 3.33 us a record (docs/scale.md, "What the SA spends"), and GETs only:
+# charge 17 us a query + 3.33 us a record (docs/simulator.md, "What the SA spends"), and GETs only:
 # they predate the subnet prefetch, now the Resolver's default (scripts/prefetch-report.sh).
 SA_MODEL=${SA_MODEL:---sa-rate 50000 --prefetch off}
 

@@ -2,7 +2,7 @@
 // The simulator's agenda: a 4-ary min-heap of small POD events keyed by virtual time (ns), ties
 // broken by insertion order so runs are deterministic. No std::function per event: at 10,000
 // nodes the queue holds ~10^6 events and each one is 32 bytes. Four children per node halve the
-// depth of a binary heap, and a pop moves a hole down instead of swapping (docs/scale.md,
+// depth of a binary heap, and a pop moves a hole down instead of swapping (docs/simulator.md,
 // "Simulator speed").
 #pragma once
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// ibat-sim: command line of the discrete-event scale simulator (see docs/scale.md).
+// ibat-sim: command line of the discrete-event scale simulator (docs/simulator.md; its results: docs/scale.md).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // A node's MAD queries in flight, keyed by QueryId: open addressing with linear probing in one
 // flat array (no allocation per query, one cache line per lookup), removal by backward shift so
 // no tombstones accumulate. Replaces an unordered_map that was a top cost of the simulator
-// (docs/scale.md, "Simulator speed").
+// (docs/simulator.md, "Simulator speed").
 #pragma once
 
 #include <cstdint>

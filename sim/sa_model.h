@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// The Subnet Administrator as OpenSM runs it (docs/scale.md, "The SA model" and "What the SA
+// The Subnet Administrator as OpenSM runs it (docs/simulator.md, "The SA model" and "What the SA
 // spends"): a FIFO queue served by `threads` workers, each query costing a per-query overhead plus
 // a per-record work (a GET computes one record, a GetTable one per record it returns); an
 // unbounded queue; an arriving query is dropped silently (never BUSY) while more than one request
@@ -21,7 +21,7 @@
 namespace ibat::sim {
 
 struct SaOptions {
-  // Sources in docs/scale.md: OpenSM serves 20-50k GETs/s, 20 us a GET at 50k/s; ibssa measured
+  // Sources in docs/simulator.md: OpenSM serves 20-50k GETs/s, 20 us a GET at 50k/s; ibssa measured
   // 3.33 us per path computed; the rest of a GET is the per-query overhead (dispatch, lock,
   // requester lookup, response MAD).
   std::int64_t query_ns = 17'000;    // per query, whatever it returns

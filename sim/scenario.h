@@ -14,7 +14,7 @@
 
 namespace ibat::sim {
 
-// docs/scale.md "Workloads". boot: the daemons start together and no job runs, the run ends when
+// docs/simulator.md "Workloads". boot: the daemons start together and no job runs, the run ends when
 // every daemon holds a path to every other node; idle: daemons already running, nothing but
 // their own upkeep for duration_s.
 enum class Workload : std::uint8_t { job_start, churn, sm_restart, boot, idle };
@@ -51,7 +51,7 @@ struct Scenario {
   core::Policy policy;  // of every node's Resolver
   // job-start without an SM restart never uses a destination twice, so a node's finished entries
   // are dead weight: its Resolver keeps at most this many (LRU-evicted, counted in `evictions`;
-  // nothing the SA sees changes). 0: Policy::capacity. See docs/scale.md "Simulator speed".
+  // nothing the SA sees changes). 0: Policy::capacity. See docs/simulator.md "Simulator speed".
   std::uint32_t job_start_capacity = 1024;
   Pace pace = Pace::policy;
   // Policy::prefetch of every Resolver is `policy.prefetch` (ibat-sim --prefetch): the Resolver's
