@@ -167,6 +167,9 @@ std::string port_gid(ibat_t* h, const std::string& name) {
 int run_resolve(const std::string& socket, const ResolveArgs& args) {
   if (args.cache_only && args.force_sa)
     throw UsageError("--cache-only and --force-sa contradict each other: give at most one");
+  if (args.verify && (args.cache_only || args.force_sa))
+    throw UsageError(std::string("--verify asks the cache and then the SA: it does not take ") +
+                     (args.cache_only ? "--cache-only" : "--force-sa"));
   if (!args.sgid.empty() && !args.port.empty())
     throw UsageError("--sgid and --port both name the source: give at most one");
   ibat_target target{};
@@ -198,17 +201,22 @@ int run_resolve(const std::string& socket, const ResolveArgs& args) {
   if (args.cache_only) opts.flags |= IBAT_RESOLVE_CACHE_ONLY;
   if (args.force_sa) opts.flags |= IBAT_RESOLVE_FORCE_SA;
   if (!args.timeout.empty()) opts.timeout_ms = parse_timeout("--timeout", args.timeout);
-  if (!args.service_id.empty())
-    ibat_opts_set_service_id(&opts, parse_unsigned("--service-id", args.service_id, UINT64_MAX,
-                                                   "a 64-bit ServiceID (e.g. 0x1060cbc, iSER's)"));
+  ResolveContext context;
+  if (!args.service_id.empty()) {
+    context.service_id = parse_unsigned("--service-id", args.service_id, UINT64_MAX,
+                                        "a 64-bit ServiceID (e.g. 0x1060cbc, iSER's)");
+    ibat_opts_set_service_id(&opts, *context.service_id);
+  }
   if (!args.qos_class.empty()) {
     opts.flags |= IBAT_RESOLVE_QOS_CLASS;
     opts.qos_class = static_cast<std::uint16_t>(
         parse_unsigned("--qos-class", args.qos_class, 0xFFF, "a QoS class from 0 to 4095"));
+    context.qos_class = opts.qos_class;
   }
   if (!args.tclass.empty()) {
     opts.flags |= IBAT_RESOLVE_TCLASS;
     opts.tclass = static_cast<std::uint8_t>(parse_unsigned("--tclass", args.tclass, 0xFF, "a traffic class from 0 to 255"));
+    context.tclass = opts.tclass;
   }
 
   Handle h = connect(socket);
@@ -228,14 +236,51 @@ int run_resolve(const std::string& socket, const ResolveArgs& args) {
     advice = {IBAT_EUNREACHABLE, ibat_strerror(IBAT_EUNREACHABLE),
               "check the local port with 'ibstat' and the destination with 'saquery'"};
   }
-  check(h.get(), ibat_resolve_sync(h.get(), &target, &opts, &path), "cannot resolve " + shown, advice);
-  std::cout << (args.json ? path_json(path).dump() + "\n" : path_text(path));
-  return kExitOk;
+  // Through the socket, never the shared table: ibatd's reply says where its path came from.
+  ibat_path_explain explain{};
+  check(h.get(), ibat_resolve_explain(h.get(), &target, &opts, &path, &explain), "cannot resolve " + shown, advice);
+  context.explain = &explain;
+  if (!args.verify) {
+    std::cout << (args.json ? path_json(path, context).dump() + "\n" : path_text(path, context));
+    return kExitOk;
+  }
+  // The same question again, past the cache: the SA's answer now (ib_acme -v's check).
+  ibat_resolve_opts fresh_opts = opts;
+  fresh_opts.flags |= IBAT_RESOLVE_FORCE_SA;
+  ibat_path fresh{};
+  ibat_path_explain fresh_explain{};
+  check(h.get(), ibat_resolve_explain(h.get(), &target, &fresh_opts, &fresh, &fresh_explain),
+        "cannot verify " + shown + " with the subnet administrator",
+        {IBAT_ENORECORD, "the subnet administrator has no path now, though ibatd had one cached",
+         "check the destination with 'saquery'", kExitDisagree});
+  ResolveContext fresh_context = context;
+  fresh_context.explain = &fresh_explain;
+  const bool agree = differing_fields(path, fresh).empty();
+  std::cout << (args.json ? verify_json(path, context, fresh, fresh_context).dump() + "\n"
+                          : verify_text(path, context, fresh));
+  return agree ? kExitOk : kExitDisagree;
 }
 
-int run_paths(const std::string& socket, bool as_json, const std::string& port) {
+int run_paths(const std::string& socket, bool as_json, const std::string& port, const std::string& dgid_text) {
+  std::string dgid;  // as ibatd prints GIDs
+  if (!dgid_text.empty()) {
+    char buf[64];
+    const ibat_gid gid = parse_gid("--dgid", dgid_text);
+    ibat_format_gid(&gid, buf, sizeof buf);
+    dgid = buf;
+  }
   Handle h = connect(socket);
   json entries = fetch_json(h.get(), IBAT_LIST_PATHS, "cannot list paths");
+  if (!dgid.empty()) {
+    json kept = json::array();
+    for (const json& e : entries) {
+      ibat_gid gid{};
+      char buf[64] = "";
+      if (ibat_parse_gid(e.value("dgid", "").c_str(), &gid) == IBAT_OK) ibat_format_gid(&gid, buf, sizeof buf);
+      if (dgid == buf) kept.push_back(e);
+    }
+    entries = std::move(kept);
+  }
   if (!port.empty()) {
     const std::string gid = port_gid(h.get(), port);
     json kept = json::array();
@@ -252,6 +297,17 @@ int run_stats(const std::string& socket, bool as_json, bool prometheus) {
   Handle h = connect(socket);
   json stats = fetch_json(h.get(), IBAT_LIST_STATS, "cannot read statistics");
   std::cout << (as_json ? stats.dump() + "\n" : prometheus ? stats_prometheus(stats) : stats_text(stats));
+  return kExitOk;
+}
+
+int run_config(const std::string& socket, bool as_json) {
+  Handle h = connect(socket);
+  json stats = fetch_json(h.get(), IBAT_LIST_STATS, "cannot read ibatd's configuration");
+  auto config = stats.find("config");
+  if (config == stats.end() || !config->is_array())
+    throw CommandError(kExitUnsupported, "cannot read ibatd's configuration: this ibatd does not report it "
+                                         "(an ibatd older than this ibat; upgrade it)");
+  std::cout << (as_json ? config->dump() + "\n" : config_text(*config));
   return kExitOk;
 }
 
@@ -298,9 +354,9 @@ int run_health(const std::string& socket, bool as_json, const std::string& timeo
   const double seconds = timeout.empty() ? kHealthTimeoutSeconds : parse_seconds("--timeout", timeout);
   std::ostringstream shown;
   shown << seconds;
+  const std::string late = "ibat health: ibatd did not answer within " + shown.str() + " s (socket " + socket + ")";
   Deadline deadline(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(seconds)),
-                    "ibat health: ibatd did not answer within " + shown.str() + " s (socket " + socket + ")\n",
-                    kExitNoAnswer);
+                    late + "\n", kExitNoAnswer, as_json ? error_json(kExitNoAnswer, late).dump() + "\n" : std::string());
   Handle h = connect_for_health(socket);
   json stats = fetch_json(h.get(), IBAT_LIST_STATS, "no answer from ibatd (socket " + socket + ")",
                           {IBAT_EDISCONNECTED, "it closed the connection", "see 'journalctl -u ibatd'", kExitNoAnswer});

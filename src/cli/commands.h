@@ -28,12 +28,16 @@ struct ResolveArgs {
   std::string service_id, qos_class, tclass;  // empty: not given
   bool cache_only = false;
   bool force_sa = false;
+  bool verify = false;  // ask the SA afresh too, and compare its answer with the cached one
   bool json = false;
 };
 
 int run_resolve(const std::string& socket, const ResolveArgs& args);
-// `port`: only the paths from that port ("mlx5_0:1"); "": every port's.
-int run_paths(const std::string& socket, bool json, const std::string& port = "");
+// `port`: only the paths from that port ("mlx5_0:1"); "": every port's. `dgid`: only the paths to
+// that GID; "": every destination.
+int run_paths(const std::string& socket, bool json, const std::string& port = "", const std::string& dgid = "");
+// ibatd's running configuration (every key, after reloads) as TOML text or a JSON array.
+int run_config(const std::string& socket, bool json);
 // One line per port (device, state, GID, LID, SM LID, subnet, entries, SA queries, pacer window).
 int run_ports(const std::string& socket, bool json);
 // How long `ibat health` waits for ibatd by default: NHC's own per-check default (check_cmd_status

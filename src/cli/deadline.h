@@ -15,8 +15,9 @@ namespace ibat::cli {
 
 class Deadline {
  public:
-  // `line` is written as given (it should end in "\n").
-  Deadline(std::chrono::milliseconds limit, std::string line, int exit_code);
+  // `line` is written as given (it should end in "\n"); `out_line`, if not empty, to stdout
+  // (the JSON error of --json).
+  Deadline(std::chrono::milliseconds limit, std::string line, int exit_code, std::string out_line = {});
   ~Deadline();  // disarms
   Deadline(const Deadline&) = delete;
   Deadline& operator=(const Deadline&) = delete;

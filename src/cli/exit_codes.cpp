@@ -41,7 +41,10 @@ std::string exit_code_help() {
          "  16  denied: needs root or ibatd's admin group\n"
          "  17  unsupported by this ibatd\n"
          "  18  health: a port is not active, has no SM, or its SA does not answer\n"
-         "  19  health: ibatd did not answer within --timeout, cannot be reached, or is not running\n";
+         "  19  health: ibatd did not answer within --timeout, cannot be reached, or is not running\n"
+         "  20  resolve --verify: the cached path and the SA's fresh answer differ\n"
+         "With --json, a failure prints {\"error\": {\"code\": EXIT, \"message\": TEXT}} on stdout\n"
+         "(the same line as text on stderr).\n";
 }
 
 }  // namespace ibat::cli

@@ -23,6 +23,7 @@ enum ExitCode : int {
   kExitUnsupported = 17,  // ibatd does not know this command (older daemon)
   kExitUnhealthy = 18,    // ibat health: a port is not active, has no SM, or its SA does not answer
   kExitNoAnswer = 19,     // ibat health: ibatd did not answer in time, cannot be reached, or is not running
+  kExitDisagree = 20,     // ibat resolve --verify: the cached path and the SA's fresh answer differ
 };
 
 // The exit code for an ibat_status value.

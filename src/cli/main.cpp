@@ -3,11 +3,13 @@
 // commands.h; every failure ends with a one-line message on stderr and a documented exit code.
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/render.h"
 #include "ibat.h"
 
 namespace {
@@ -25,10 +27,27 @@ std::string command_name(const CLI::App& app) {
   }
 }
 
+// --json anywhere on the command line (before a "--"): failures are printed as JSON too.
+bool json_wanted(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") return false;
+    if (arg == "--json") return true;
+  }
+  return false;
+}
+bool g_json_errors = false;
+
+// A failure: one line on stderr and, under --json, {"error": {"code", "message"}} on stdout.
+int fail(int code, const std::string& prefix, const std::string& message, const std::string& advice = "") {
+  std::cerr << prefix << ": " << message << "\n" << advice;
+  if (g_json_errors) std::cout << error_json(code, prefix + ": " + message).dump() << "\n";
+  return code;
+}
+
 int fail_usage(const std::string& command, const std::string& message) {
   std::string prefix = command.empty() ? "ibat" : "ibat " + command;
-  std::cerr << prefix << ": " << message << "\nRun '" << prefix << " --help' for usage.\n";
-  return kExitUsage;
+  return fail(kExitUsage, prefix, message, "Run '" + prefix + " --help' for usage.\n");
 }
 
 // The deepest command given (the app itself when none): where a missing or unknown command is.
@@ -89,13 +108,17 @@ int main(int argc, char** argv) {
   resolve_cmd->add_option("--tclass", resolve.tclass, "traffic class (0-255), echoed in the path")->type_name("N");
   resolve_cmd->add_flag("--cache-only", resolve.cache_only, "answer from the cache only, never ask the SA");
   resolve_cmd->add_flag("--force-sa", resolve.force_sa, "ignore the cache and wait for a fresh SA answer");
+  resolve_cmd->add_flag("--verify", resolve.verify,
+                        "also ask the SA afresh, past the cache, and print both answers field by field and "
+                        "whether they agree (exit 20 when they differ)");
   resolve_cmd->add_flag("--json", resolve.json, "print one JSON object");
 
   bool paths_json = false;
-  std::string paths_port;
+  std::string paths_port, paths_dgid;
   auto* paths_cmd = app.add_subcommand("paths", "List the path cache");
   paths_cmd->add_flag("--json", paths_json, "print a JSON array");
   paths_cmd->add_option("--port", paths_port, "only the paths from this port (see 'ibat ports')")->type_name("CA:PORT");
+  paths_cmd->add_option("--dgid", paths_dgid, "only the paths to this GID")->type_name("GID");
 
   bool ports_json = false;
   auto* ports_cmd = app.add_subcommand("ports", "List the HCA ports ibatd serves");
@@ -117,6 +140,10 @@ int main(int argc, char** argv) {
   auto* stats_cmd = app.add_subcommand("stats", "Show ibatd's counters");
   stats_cmd->add_flag("--json", stats_json, "print one JSON object");
   stats_cmd->add_flag("--prometheus", stats_prom, "print Prometheus text exposition format");
+
+  bool config_json = false;
+  auto* config_cmd = app.add_subcommand("config", "Show ibatd's running configuration (every key, after reloads)");
+  config_cmd->add_flag("--json", config_json, "print a JSON array of {key, value, reloadable}");
 
   std::string flush_dgid, flush_pkey, flush_port;
   auto* flush_cmd = app.add_subcommand("flush", "Drop cached paths (all, or those to one destination)");
@@ -144,6 +171,7 @@ int main(int argc, char** argv) {
   watch_cmd->add_flag("--json", watch_json, "print JSON lines");
   app.footer(exit_code_help());  // after the commands, which would otherwise inherit it
 
+  g_json_errors = json_wanted(argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -162,7 +190,8 @@ int main(int argc, char** argv) {
     return fail_usage(command, "--socket is empty: give ibatd's socket path, e.g. " IBAT_DEFAULT_SOCKET);
   try {
     if (resolve_cmd->parsed()) return run_resolve(socket, resolve);
-    if (paths_cmd->parsed()) return run_paths(socket, paths_json, paths_port);
+    if (paths_cmd->parsed()) return run_paths(socket, paths_json, paths_port, paths_dgid);
+    if (config_cmd->parsed()) return run_config(socket, config_json);
     if (ports_cmd->parsed()) return run_ports(socket, ports_json);
     if (health_cmd->parsed()) return run_health(socket, health_json, health_timeout);
     if (stats_cmd->parsed()) return run_stats(socket, stats_json, stats_prom);
@@ -175,8 +204,7 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     return fail_usage(command, e.what());
   } catch (const CommandError& e) {
-    std::cerr << "ibat " << command << ": " << e.what() << "\n";
-    return e.code;
+    return fail(e.code, "ibat " + command, e.what());
   }
   return fail_usage(command, "no command given");
 }

@@ -232,30 +232,222 @@ std::string_view state_name(std::uint32_t state) {
   }
 }
 
-json path_json(const ibat_path& p) {
-  return json{{"dgid", gid_text(p.dgid)},   {"sgid", gid_text(p.sgid)},
-              {"dlid", p.dlid},             {"slid", p.slid},
-              {"sl", p.sl},                 {"mtu", ibat_mtu_bytes(p.mtu)},
-              {"rate", ibat_rate_gbps(p.rate)}, {"pkt_life", p.pkt_life},
-              {"pkey", pkey_text(p.pkey)},  {"state", state_name(p.state)},
-              {"age_ms", p.age_ms}};
+namespace {
+
+std::uint64_t record_u64(const ibat_path& p, std::size_t at) {
+  std::uint64_t v = 0;
+  for (std::size_t k = 0; k < 8; ++k) v = v << 8 | p.record[at + k];
+  return v;
+}
+std::uint32_t record_u16(const ibat_path& p, std::size_t at) {
+  return static_cast<std::uint32_t>(p.record[at] << 8 | p.record[at + 1]);
+}
+bool reversible(const ibat_path& p) { return p.record[49] & 0x80; }
+
+std::string hex_text(std::uint64_t v, int width = 0) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%0*llx", width, static_cast<unsigned long long>(v));
+  return buf;
 }
 
-std::string path_text(const ibat_path& p) {
+std::string rate_of(const ibat_path& p) {
   char rate[32];
   std::snprintf(rate, sizeof rate, "%g Gb/s", ibat_rate_gbps(p.rate));
-  return key_values({{"dgid", gid_text(p.dgid)},
-                     {"sgid", gid_text(p.sgid)},
-                     {"dlid", std::to_string(p.dlid)},
-                     {"slid", std::to_string(p.slid)},
-                     {"sl", std::to_string(p.sl)},
-                     {"mtu", std::to_string(ibat_mtu_bytes(p.mtu))},
-                     {"rate", rate},
-                     {"pkt_life", std::to_string(p.pkt_life)},
-                     {"pkey", pkey_text(p.pkey)},
-                     {"state", std::string(state_name(p.state))},
-                     {"age", std::to_string(p.age_ms) + " ms"}},
-                    "");
+  return rate;
+}
+
+// What the source of a path is, in words.
+std::string_view origin_words(std::uint32_t origin) {
+  switch (origin) {
+    case IBAT_ORIGIN_SA_TABLE: return "the subnet's PathRecord GetTable";
+    case IBAT_ORIGIN_SA_GET: return "a single PathRecord GET";
+    case IBAT_ORIGIN_WARM_CACHE: return "the warm cache file read at ibatd's start";
+    case IBAT_ORIGIN_NEIGHBOUR: return "built from ARP / neighbour data (provisional)";
+    default: return "not reported by this ibatd";
+  }
+}
+
+json key_json(const ibat_path& p, const ibat_path_explain& e) {
+  json key{{"sgid", gid_text(p.sgid)}, {"dgid", gid_text(p.dgid)}, {"pkey", pkey_text(p.pkey)}};
+  if (e.key_fields & IBAT_KEY_SERVICE_ID) key["service_id"] = hex_text(e.key_service_id);
+  if (e.key_fields & IBAT_KEY_QOS_CLASS) key["qos_class"] = e.key_qos_class;
+  return key;
+}
+
+std::string key_text(const ibat_path& p, const ibat_path_explain& e) {
+  std::string out = "P_Key " + pkey_text(p.pkey);
+  if (e.key_fields & IBAT_KEY_SERVICE_ID) out += ", ServiceID " + hex_text(e.key_service_id);
+  if (e.key_fields & IBAT_KEY_QOS_CLASS) out += ", QoS class " + std::to_string(e.key_qos_class);
+  if (e.key_fields == 0) out += ", the destination's default path (no ServiceID or QoS class)";
+  return out;
+}
+
+std::string asked_text(const ResolveContext& c) {
+  std::string out;
+  auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+  if (c.service_id) add("ServiceID " + hex_text(*c.service_id));
+  if (c.qos_class) add("QoS class " + std::to_string(*c.qos_class));
+  if (c.tclass) add("TClass " + std::to_string(*c.tclass));
+  return out;
+}
+
+}  // namespace
+
+std::string_view origin_name(std::uint32_t origin) {
+  switch (origin) {
+    case IBAT_ORIGIN_SA_TABLE: return "sa-table";
+    case IBAT_ORIGIN_SA_GET: return "sa-get";
+    case IBAT_ORIGIN_WARM_CACHE: return "warm-cache";
+    case IBAT_ORIGIN_NEIGHBOUR: return "neighbour";
+    default: return "unknown";
+  }
+}
+
+json path_json(const ibat_path& p, const ResolveContext& c) {
+  json out{{"dgid", gid_text(p.dgid)},   {"sgid", gid_text(p.sgid)},
+           {"dlid", p.dlid},             {"slid", p.slid},
+           {"sl", p.sl},                 {"mtu", ibat_mtu_bytes(p.mtu)},
+           {"rate", ibat_rate_gbps(p.rate)}, {"pkt_life", p.pkt_life},
+           {"pkey", pkey_text(p.pkey)},  {"hop_limit", p.hop_limit},
+           {"flow_label", p.flow_label}, {"tclass", p.tclass},
+           {"reversible", reversible(p)}, {"state", state_name(p.state)},
+           {"age_ms", p.age_ms}};
+  if (c.service_id || c.qos_class || c.tclass) {
+    json asked = json::object();
+    if (c.service_id) asked["service_id"] = hex_text(*c.service_id);
+    if (c.qos_class) asked["qos_class"] = *c.qos_class;
+    if (c.tclass) asked["tclass"] = *c.tclass;
+    out["asked"] = std::move(asked);
+  }
+  if (c.explain)
+    out["origin"] = json{{"source", origin_name(c.explain->origin)}, {"age_ms", p.age_ms}, {"key", key_json(p, *c.explain)}};
+  return out;
+}
+
+std::string path_text(const ibat_path& p, const ResolveContext& c) {
+  std::vector<std::pair<std::string, std::string>> items = {
+      {"dgid", gid_text(p.dgid)},
+      {"sgid", gid_text(p.sgid)},
+      {"dlid", std::to_string(p.dlid)},
+      {"slid", std::to_string(p.slid)},
+      {"sl", std::to_string(p.sl)},
+      {"mtu", std::to_string(ibat_mtu_bytes(p.mtu))},
+      {"rate", rate_of(p)},
+      {"pkt_life", std::to_string(p.pkt_life)},
+      {"pkey", pkey_text(p.pkey)},
+      {"hop_limit", std::to_string(p.hop_limit)},
+      {"flow_label", hex_text(p.flow_label, 5)},
+      {"tclass", std::to_string(p.tclass)},
+      {"reversible", reversible(p) ? "yes" : "no"},
+      {"state", std::string(state_name(p.state))},
+      {"age", std::to_string(p.age_ms) + " ms"}};
+  if (std::string asked = asked_text(c); !asked.empty()) items.emplace_back("asked", asked);
+  if (c.explain) {
+    items.emplace_back("origin", std::string(origin_name(c.explain->origin)) + ": " +
+                                     std::string(origin_words(c.explain->origin)) + ", " + std::to_string(p.age_ms) +
+                                     " ms ago");
+    items.emplace_back("cache key", key_text(p, *c.explain));
+  }
+  return key_values(items, "");
+}
+
+std::vector<std::pair<std::string, std::string>> path_fields(const ibat_path& p) {
+  const std::uint32_t flow_word = static_cast<std::uint32_t>(record_u16(p, 44) << 16 | record_u16(p, 46));
+  return {{"service_id", hex_text(record_u64(p, 0))},
+          {"dgid", gid_text(p.dgid)},
+          {"sgid", gid_text(p.sgid)},
+          {"dlid", std::to_string(p.dlid)},
+          {"slid", std::to_string(p.slid)},
+          {"raw_traffic", (flow_word >> 31) ? "yes" : "no"},
+          {"flow_label", hex_text(p.flow_label, 5)},
+          {"hop_limit", std::to_string(p.hop_limit)},
+          {"tclass", std::to_string(p.tclass)},
+          {"reversible", reversible(p) ? "yes" : "no"},
+          {"numb_path", std::to_string(p.record[49] & 0x7F)},
+          {"pkey", pkey_text(p.pkey)},
+          {"qos_class", std::to_string(record_u16(p, 52) >> 4)},
+          {"sl", std::to_string(p.sl)},
+          {"mtu", std::to_string(ibat_mtu_bytes(p.mtu))},
+          {"rate", rate_of(p)},
+          {"pkt_life", std::to_string(p.pkt_life)},
+          {"preference", std::to_string(p.record[57])}};
+}
+
+std::vector<std::string> differing_fields(const ibat_path& cached, const ibat_path& fresh) {
+  std::vector<std::string> out;
+  auto a = path_fields(cached), b = path_fields(fresh);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].second != b[i].second) out.push_back(a[i].first);
+  return out;
+}
+
+json verify_json(const ibat_path& cached, const ResolveContext& cached_context, const ibat_path& fresh,
+                 const ResolveContext& fresh_context) {
+  const std::vector<std::string> differ = differing_fields(cached, fresh);
+  json fields = json::object();
+  auto a = path_fields(cached), b = path_fields(fresh);
+  for (std::size_t i = 0; i < a.size(); ++i) fields[a[i].first] = {{"cached", a[i].second}, {"sa", b[i].second}};
+  return json{{"cached", path_json(cached, cached_context)},
+              {"sa", path_json(fresh, fresh_context)},
+              {"fields", std::move(fields)},
+              {"agree", differ.empty()},
+              {"differ", differ}};
+}
+
+std::string verify_text(const ibat_path& cached, const ResolveContext& cached_context, const ibat_path& fresh) {
+  std::vector<std::vector<std::string>> rows;
+  auto a = path_fields(cached), b = path_fields(fresh);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    rows.push_back({a[i].first, a[i].second, b[i].second, a[i].second == b[i].second ? "" : "DIFFERS"});
+  std::string out = table({"FIELD", "CACHED", "SA", ""}, rows);
+  // No trailing blanks on rows that agree (the last column is empty).
+  std::string trimmed;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    line.erase(line.find_last_not_of(' ') + 1);
+    trimmed += line + "\n";
+  }
+  std::vector<std::pair<std::string, std::string>> items;
+  items.emplace_back("cached", std::string(state_name(cached.state)) + ", " + std::to_string(cached.age_ms) + " ms old");
+  if (cached_context.explain)
+    items.emplace_back("origin", std::string(origin_name(cached_context.explain->origin)) + ": " +
+                                     std::string(origin_words(cached_context.explain->origin)) + "; cache key " +
+                                     key_text(cached, *cached_context.explain));
+  if (std::string asked = asked_text(cached_context); !asked.empty()) items.emplace_back("asked", asked);
+  const std::vector<std::string> differ = differing_fields(cached, fresh);
+  std::string verdict = "yes: the cached path is the SA's answer";
+  if (!differ.empty()) {
+    verdict = "no: ";
+    for (std::size_t i = 0; i < differ.size(); ++i) verdict += (i ? ", " : "") + differ[i];
+    verdict += " differ";
+  }
+  items.emplace_back("agree", verdict);
+  return trimmed + key_values(items, "");
+}
+
+std::string config_text(const json& config) {
+  std::string out = "# ibatd's running configuration (after reloads); '# restart' marks keys a reload does not change\n";
+  std::string section = "\x01";
+  for (const json& item : config) {
+    if (!item.is_object()) continue;
+    std::string key = item.value("key", "");
+    std::string value = item.value("value", "");
+    std::string here;
+    if (auto dot = key.rfind('.'); dot != std::string::npos) {
+      here = key.substr(0, dot);
+      key = key.substr(dot + 1);
+    }
+    if (here != section) {
+      if (!here.empty()) out += "\n[" + here + "]\n";
+      section = here;
+    }
+    out += key + " = " + value + (item.value("reloadable", true) ? "" : "  # restart") + "\n";
+  }
+  return out;
+}
+
+json error_json(int exit_code, const std::string& message) {
+  return json{{"error", {{"code", exit_code}, {"message", message}}}};
 }
 
 // "40 Gb/s" as resolve prints it ("-" when absent).
@@ -306,7 +498,8 @@ std::string neighbours_table(const json& neighbours) {
 std::string stats_text(const json& stats) {
   std::vector<std::pair<std::string, std::string>> items;
   json totals = stats;
-  totals.erase("ports");  // `ibat ports` shows them
+  totals.erase("ports");   // `ibat ports` shows them
+  totals.erase("config");  // `ibat config` shows it
   flatten(totals, "", items);
   if (auto ports = stats.find("ports"); ports != stats.end() && ports->is_array())
     items.emplace_back("ports", std::to_string(ports->size()) + " (ibat ports: one line each)");

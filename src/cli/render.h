@@ -4,8 +4,12 @@
 // Pure functions from data to text, so they are unit-testable.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -13,10 +17,39 @@
 
 namespace ibat::cli {
 
+// What `ibat resolve` knows beside the path: what it asked with (echoed), and where ibatd's path
+// came from (explain: null when not known).
+struct ResolveContext {
+  std::optional<std::uint64_t> service_id;
+  std::optional<std::uint16_t> qos_class;
+  std::optional<std::uint8_t> tclass;
+  const ibat_path_explain* explain = nullptr;
+};
+
 // The JSON object of `ibat resolve --json`: dgid, sgid, dlid, slid, sl, mtu (bytes), rate (Gb/s),
-// pkt_life, pkey, state, age_ms.
-nlohmann::json path_json(const ibat_path& path);
-std::string path_text(const ibat_path& path);
+// pkt_life, pkey, hop_limit, flow_label, tclass, reversible, state, age_ms; "asked" (service_id,
+// qos_class, tclass: when given) and "origin" {"source", "age_ms", "key": {sgid, dgid, pkey,
+// service_id, qos_class}} when known.
+nlohmann::json path_json(const ibat_path& path, const ResolveContext& context = {});
+std::string path_text(const ibat_path& path, const ResolveContext& context = {});
+
+// Every PathRecord field of a path (from its wire record), as `ibat resolve --verify` compares them.
+std::vector<std::pair<std::string, std::string>> path_fields(const ibat_path& path);
+// The fields whose values differ between two paths; empty: they agree.
+std::vector<std::string> differing_fields(const ibat_path& cached, const ibat_path& fresh);
+// `ibat resolve --verify`: both answers field by field and whether they agree.
+nlohmann::json verify_json(const ibat_path& cached, const ResolveContext& cached_context, const ibat_path& fresh,
+                           const ResolveContext& fresh_context);
+std::string verify_text(const ibat_path& cached, const ResolveContext& cached_context, const ibat_path& fresh);
+
+// "sa-table", "sa-get", "warm-cache", "neighbour", "unknown".
+std::string_view origin_name(std::uint32_t origin);
+
+// `ibat config`: the "config" array of the stats (key, value as TOML, reloadable) as a TOML file.
+std::string config_text(const nlohmann::json& config);
+
+// The error object printed under --json: {"error": {"code": exit code, "message": text}}.
+nlohmann::json error_json(int exit_code, const std::string& message);
 
 // Columns for the arrays ibatd returns for PATHS and NEIGH_LIST (docs/protocol.md "JSON bodies").
 std::string paths_table(const nlohmann::json& entries);

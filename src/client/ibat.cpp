@@ -43,17 +43,32 @@ int guarded(F&& f) noexcept {
 
 using ResolveDone = std::function<void(std::uint32_t id, int status, const ibat_path* path)>;
 
-// Turns one RESOLVE reply frame (or a local failure) into the completion's arguments.
+// Turns one RESOLVE reply frame (or a local failure) into the completion's arguments; `explain`,
+// when not null, gets the reply's origin and cache key.
 void complete_resolve(std::uint32_t id, int status, const protocol::FrameHeader* header,
-                      std::span<const std::uint8_t> payload, const ResolveDone& done) {
+                      std::span<const std::uint8_t> payload, const ResolveDone& done,
+                      ibat_path_explain* explain = nullptr) {
   if (!header) return done(id, status, nullptr);
   if (header->op == protocol::reply_op(protocol::Op::error)) return done(id, status, nullptr);
   if (header->op != protocol::reply_op(protocol::Op::resolve)) return done(id, IBAT_EPROTO, nullptr);
   if (header->status != protocol::Status::ok && payload.empty()) return done(id, status, nullptr);
   auto decoded = protocol::decode_resolve_reply(header->status, payload);
   if (!decoded) return done(id, IBAT_EPROTO, nullptr);
-  ibat_path path = ibat::client::to_c_path(decoded.value());
+  const core::ResolveResult& result = decoded.value();
+  ibat_path path = ibat::client::to_c_path(result);
   std::memcpy(path.record, payload.data(), sizeof path.record);
+  if (explain) {
+    *explain = ibat_path_explain{};
+    explain->origin = static_cast<std::uint32_t>(result.origin);
+    if (result.key_qos_fields & core::QosKey::kServiceId) {
+      explain->key_fields |= IBAT_KEY_SERVICE_ID;
+      explain->key_service_id = result.path.service_id;
+    }
+    if (result.key_qos_fields & core::QosKey::kQosClass) {
+      explain->key_fields |= IBAT_KEY_QOS_CLASS;
+      explain->key_qos_class = result.path.qos_class;
+    }
+  }
   done(id, IBAT_OK, &path);
 }
 
@@ -80,16 +95,16 @@ bool has_table(const ibat_t* h) { return h && h->table && h->session->connected(
 }
 
 int send_resolve(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ResolveDone done,
-                 std::uint32_t* id) {
+                 std::uint32_t* id, ibat_path_explain* explain = nullptr) {
   if (!h || !target) return IBAT_EARG;
   report_table_hits(h);
   auto request = ibat::client::to_request(*target, opts);
   if (!request) return IBAT_EARG;
   return h->session->send(
       [&](std::vector<std::uint8_t>& out, std::uint32_t rid) { protocol::append_resolve_request(out, rid, *request); },
-      [done = std::move(done)](std::uint32_t rid, int status, const protocol::FrameHeader* header,
-                               std::span<const std::uint8_t> payload) {
-        complete_resolve(rid, status, header, payload, done);
+      [done = std::move(done), explain](std::uint32_t rid, int status, const protocol::FrameHeader* header,
+                                        std::span<const std::uint8_t> payload) {
+        complete_resolve(rid, status, header, payload, done, explain);
       },
       false, id);
 }
@@ -163,7 +178,7 @@ namespace {
 
 // ibat_resolve_sync through the socket: out of line, so that a table hit does not pay for its frame.
 [[gnu::noinline]] int resolve_sync_through_socket(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts,
-                                                  ibat_path* out) {
+                                                  ibat_path* out, ibat_path_explain* explain = nullptr) {
   bool done = false;
   int result = IBAT_EPROTO;
   std::uint32_t id = 0;
@@ -173,7 +188,7 @@ namespace {
                           result = status;
                           if (path) *out = *path;
                         },
-                        &id);
+                        &id, explain);
   if (rc != IBAT_OK) return rc;
   std::uint32_t own_ms = opts && opts->timeout_ms ? std::min<std::uint32_t>(opts->timeout_ms, 3'600'000) : 0;
   int wait_ms = (own_ms ? static_cast<int>(own_ms) : kDefaultWaitMs) + kDaemonGraceMs;
@@ -193,6 +208,18 @@ int ibat_resolve_sync(ibat_t* h, const ibat_target* target, const ibat_resolve_o
   return guarded([&] {
     if (table_hit(h, target, opts, *out)) return static_cast<int>(IBAT_OK);
     return resolve_sync_through_socket(h, target, opts, out);
+  });
+}
+
+int ibat_resolve_explain(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ibat_path* out,
+                         ibat_path_explain* explain) {
+  if (!out) return IBAT_EARG;
+  return guarded([&] {
+    // The reply is written only when it comes: a request that times out leaves *explain alone.
+    ibat_path_explain got{};
+    int rc = resolve_sync_through_socket(h, target, opts, out, &got);
+    if (rc == IBAT_OK && explain) *explain = got;
+    return rc;
   });
 }
 

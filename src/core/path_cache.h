@@ -71,6 +71,7 @@ struct CacheEntry {
   EntryState state = EntryState::resolving;
   Error last_error = Error::ok;
   std::uint8_t flags = 0;
+  PathOrigin origin = PathOrigin::unknown;  // what stored `path` (at `produced`); in the padding
   Owner owner = kNoOwner;  // in the padding: the entry stays 104 bytes
 
   bool has_path() const {

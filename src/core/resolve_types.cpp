@@ -16,4 +16,15 @@ std::string_view to_string(EntryState s) {
   return "unknown";
 }
 
+std::string_view to_string(PathOrigin o) {
+  switch (o) {
+    case PathOrigin::unknown: return "unknown";
+    case PathOrigin::sa_table: return "sa-table";
+    case PathOrigin::sa_get: return "sa-get";
+    case PathOrigin::warm_cache: return "warm-cache";
+    case PathOrigin::neighbour: return "neighbour";
+  }
+  return "unknown";
+}
+
 }  // namespace ibat::core

@@ -18,6 +18,19 @@ namespace ibat::core {
 enum class EntryState : std::uint8_t { resolving, valid, stale, provisional, failed, gone };
 std::string_view to_string(EntryState s);
 
+// What last stored a cache entry's path, kept beside it (one byte) so that `ibat resolve` can say
+// where a path came from; its time is the entry's `produced`. The values are the protocol's (the
+// path reply's origin byte, docs/protocol.md): never renumber.
+enum class PathOrigin : std::uint8_t {
+  unknown = 0,     // no path yet, or an ibatd that does not say
+  sa_table = 1,    // the port's subnet PathRecord GetTable (prefetch, revalidation after an SM change)
+  sa_get = 2,      // a single PathRecord GET (a miss, a revalidation, force-SA)
+  warm_cache = 3,  // the warm cache file read at start, not revalidated since
+  neighbour = 4,   // built from an ARP / neighbour source LID (a provisional path)
+};
+// "sa-table", "sa-get", "warm-cache", "neighbour", "unknown".
+std::string_view to_string(PathOrigin o);
+
 using RequestId = std::uint64_t;
 using Target = std::variant<Gid, Lid, IpAddr, HwAddr>;
 
@@ -43,6 +56,8 @@ struct ResolveResult {
   PathRecord path;                 // is_servable() (never DLID 0) when error == ok
   EntryState state = EntryState::valid;  // valid, stale or provisional when error == ok
   Duration age{0};                 // time since the SA (or ARP) produced this path
+  PathOrigin origin = PathOrigin::unknown;  // what stored the cached path (at `age`)
+  std::uint8_t key_qos_fields = 0;          // the cache key's QosKey::fields: path.service_id / qos_class are the key's
 };
 
 // What the port monitor knows about the local port.
@@ -76,6 +91,7 @@ struct CacheEntryView {
   Duration age{0};
   Duration idle{0};
   Error last_error = Error::ok;
+  PathOrigin origin = PathOrigin::unknown;
 };
 
 }  // namespace ibat::core

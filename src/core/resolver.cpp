@@ -195,7 +195,8 @@ ResolveResult Resolver::Impl::held_fallback(const PathKey& key, Error error) {
 }
 
 ResolveResult Resolver::Impl::served(const CacheEntry& e) const {
-  return {.error = Error::ok, .path = e.path.unpack(e.key), .state = e.state, .age = now() - e.produced};
+  return {.error = Error::ok, .path = e.path.unpack(e.key), .state = e.state, .age = now() - e.produced,
+          .origin = e.origin, .key_qos_fields = e.key.qos.fields};
 }
 
 void Resolver::Impl::resolve_gid(RequestId id, Pending&& p, const PathKey& key, bool may_hold) {

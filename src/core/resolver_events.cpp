@@ -171,6 +171,7 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
         e.path = CompactPath::pack(*path);
         e.state = EntryState::provisional;
         e.produced = m.now();
+        e.origin = PathOrigin::neighbour;
       }
     }
     // Keep the cache in step with the network stack: ask the SA about a destination ARP
@@ -273,6 +274,7 @@ void Resolver::load_stale(const std::vector<CacheEntryView>& views) {
     e.path = CompactPath::pack(v->path);
     e.state = EntryState::stale;
     e.produced = t - std::max(v->age, Duration::zero());
+    e.origin = PathOrigin::warm_cache;
     e.used = t - std::max(v->idle, Duration::zero());
     e.flags |= CacheEntry::kScheduled;
     m.cache.index_lid(i);
@@ -286,7 +288,8 @@ void Resolver::load_stale(const std::vector<CacheEntryView>& views) {
 
 CacheEntryView Resolver::Impl::view_of(const CacheEntry& e, TimePoint t) const {
   CacheEntryView v{.sgid = e.key.sgid, .dgid = e.key.dgid, .pkey = e.key.pkey, .qos = e.key.qos, .state = e.state,
-                   .path = {}, .age = {}, .idle = t - e.used, .last_error = e.last_error};
+                   .path = {}, .age = {}, .idle = t - e.used, .last_error = e.last_error,
+                   .origin = e.has_path() ? e.origin : PathOrigin::unknown};
   if (e.has_path()) {
     v.path = e.path.unpack(e.key);
     v.age = t - e.produced;

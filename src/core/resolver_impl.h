@@ -171,8 +171,9 @@ struct Resolver::Impl {
   SendLoad send_load() const;  // what the admission needs of our state now
   void pump();
   void send_query(JobId id);
-  void accept(JobId id, const PathRecord& path);
-  void store_path(PathCache::Index i, const PathRecord& path);  // valid now; reports a moved DLID
+  void accept(JobId id, const PathRecord& path, PathOrigin origin = PathOrigin::sa_get);
+  // Valid now, from `origin`; reports a moved DLID.
+  void store_path(PathCache::Index i, const PathRecord& path, PathOrigin origin = PathOrigin::sa_get);
   void handle_failure(JobId id, Error error);
   void give_up(JobId id, Error error);
   void release_retries(TimePoint now);

@@ -194,7 +194,7 @@ void Resolver::on_query_result(QueryId query, const QueryResult& result) {
   m.settle();
 }
 
-void Resolver::Impl::accept(JobId id, const PathRecord& path) {
+void Resolver::Impl::accept(JobId id, const PathRecord& path, PathOrigin origin) {
   Job& job = jobs.at(id);
   const JobKey jkey = job.key;
   const Owner owner = owner_of(job.requester);
@@ -203,14 +203,14 @@ void Resolver::Impl::accept(JobId id, const PathRecord& path) {
   if (jkey.by_lid) destroy_job(id);
 
   PathCache::Index i = ensure_entry(key, owner);
-  store_path(i, path);
+  store_path(i, path, origin);
   if (!waiters.empty()) cache.touch(i, now(), owner);
   ResolveResult result = served(cache.at(i));
   if (!jkey.by_lid) destroy_job(id);
   for (RequestId w : waiters) complete_detached(w, result);
 }
 
-void Resolver::Impl::store_path(PathCache::Index i, const PathRecord& path) {
+void Resolver::Impl::store_path(PathCache::Index i, const PathRecord& path, PathOrigin origin) {
   CacheEntry& e = cache.at(i);
   const bool had_path = e.has_path();
   const EntryState old_state = e.state;
@@ -219,6 +219,7 @@ void Resolver::Impl::store_path(PathCache::Index i, const PathRecord& path) {
   e.path = CompactPath::pack(path);
   e.state = EntryState::valid;
   e.produced = now();
+  e.origin = origin;
   e.retry_after = TimePoint{};
   e.last_error = Error::ok;
   e.flags &= static_cast<std::uint8_t>(~CacheEntry::kScheduled);

@@ -252,7 +252,7 @@ void Resolver::Impl::apply_table(const std::vector<PathRecord>& paths) {
     ++stats.table_paths;
     JobId job = job_for(JobKey::for_path(key));
     if (job == 0) {
-      store_path(i, p);
+      store_path(i, p, PathOrigin::sa_table);
       continue;
     }
     // A GET for it is queued or in flight (a request waits, or a revalidation): the table's
@@ -263,7 +263,7 @@ void Resolver::Impl::apply_table(const std::vector<PathRecord>& paths) {
       inflight.erase(j.query);
       j.query = 0;
     }
-    accept(job, p);
+    accept(job, p, PathOrigin::sa_table);
   }
 }
 

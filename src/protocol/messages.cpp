@@ -173,7 +173,9 @@ void append_resolve_reply(std::vector<std::uint8_t>& out, std::uint32_t id, cons
     WireWriter w{out};
     w.bytes(mad::encode_path_record(result.path));
     w.u8(state_code(result.state));
-    w.zeros(3);
+    w.u8(static_cast<std::uint8_t>(result.origin));  // bytes 65, 66: zero in older daemons
+    w.u8(static_cast<std::uint8_t>(result.key_qos_fields & (core::QosKey::kServiceId | core::QosKey::kQosClass)));
+    w.zeros(1);
     auto age = std::chrono::duration_cast<std::chrono::milliseconds>(result.age).count();
     w.u32(static_cast<std::uint32_t>(std::clamp<std::int64_t>(age, 0, std::numeric_limits<std::uint32_t>::max())));
   }
@@ -196,8 +198,14 @@ Decoded<core::ResolveResult> decode_resolve_reply(Status status, Bytes payload) 
   result.path = path.value();
   WireReader r{payload.subspan(mad::kPathRecordSize)};
   std::uint8_t state = r.u8();
-  r.array<3>();
+  const std::uint8_t origin = r.u8();
+  const std::uint8_t key_fields = r.u8();
+  r.u8();
   std::uint32_t age_ms = r.u32();
+  // An origin this client does not know (a newer daemon's) reads as unknown, not as malformed.
+  result.origin = origin <= static_cast<std::uint8_t>(core::PathOrigin::neighbour) ? static_cast<core::PathOrigin>(origin)
+                                                                                   : core::PathOrigin::unknown;
+  result.key_qos_fields = static_cast<std::uint8_t>(key_fields & (core::QosKey::kServiceId | core::QosKey::kQosClass));
   switch (state) {
     case 1: result.state = core::EntryState::valid; break;
     case 2: result.state = core::EntryState::stale; break;

@@ -4,7 +4,9 @@
 # `neigh add`) with --json fields equal to saquery's; paths, stats (Prometheus text checked by
 # promtool), flush with its count, neigh list/del; exit codes for an unknown GID (no-record), a
 # --cache-only miss, an IP without neighbour and a down local port (unreachable), no daemon (connect);
-# `health` of a healthy, a SIGSTOPped (exit 19 at --timeout) and an absent ibatd.
+# `health` of a healthy, a SIGSTOPped (exit 19 at --timeout) and an absent ibatd; where a path came
+# from (the prefetched table, then a GET) and its cache key; `resolve --verify` against OpenSM
+# (agreeing); `paths --dgid`; `config` before and after a SIGHUP reload; a failure under --json.
 source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/e2e_lib.sh"
 name=$(lab_name e2ecli)
@@ -60,6 +62,45 @@ all=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$(
 expect_eq "paths --json entries (every HCA port, prefetched)" "$(jq_py "$paths" 'len(j)')" "$all"
 expect_eq "paths --json DLID of h0025" "$(jq_py "$paths" "[p['dlid'] for p in j if p['dgid'] == '$(host "$name" h0025 gid)']")" "[$dlid]"
 expect_contains "paths (table)" "$(cli d paths)" "$(host "$name" h0021 gid)"
+
+# paths --dgid: the one path to h0025
+expect_eq "paths --dgid (h0025): its DLID only" "$(jq_py "$(cli d paths --dgid "$(host "$name" h0025 gid)" --json)" '[p["dlid"] for p in j]')" "[$dlid]"
+expect_eq "paths --dgid of a GID not cached" "$(cli d paths --dgid fe80::10:dead --json)" "[]"
+
+# origin: h0021's path came with the prefetched table, under the default key
+dgid=$(host "$name" h0021 gid)
+out=$(cli d resolve --dgid "$dgid" --json) || fail "resolve --dgid $dgid: exit $?"
+expect_eq "resolve --json origin of a prefetched path" \
+  "$(jq_py "$out" 'j["origin"]["source"], j["origin"]["key"] == {"sgid": j["sgid"], "dgid": j["dgid"], "pkey": "0xffff"}')" "('sa-table', True)"
+expect_eq "paths --json origin of h0021" "$(jq_py "$(cli d paths --dgid "$dgid" --json)" 'j[0]["origin"]')" "sa-table"
+expect_contains "resolve (text) origin" "$(cli d resolve --dgid "$dgid")" "origin:     sa-table: the subnet's PathRecord GetTable"
+expect_contains "resolve (text) fields" "$(cli d resolve --dgid "$dgid")" "reversible: "
+
+# --verify against the real SA: the cached path agrees with OpenSM's fresh answer, field by field
+out=$(cli d resolve --dgid "$dgid" --verify --json) || fail "resolve --verify: exit $?: $out"
+expect_eq "resolve --verify --json: agree" "$(jq_py "$out" 'j["agree"], j["differ"], j["cached"]["origin"]["source"], j["sa"]["origin"]["source"]')" \
+  "(True, [], 'sa-table', 'sa-get')"
+expect_eq "resolve --verify --json: both DLIDs" "$(jq_py "$out" 'j["cached"]["dlid"] == j["sa"]["dlid"] > 0')" "True"
+expect_exit 0 "resolve --verify (text)" -- cli d resolve --dgid "$dgid" --verify
+expect_contains "resolve --verify (text)" "$(cli d resolve --dgid "$dgid" --verify)" "agree:  yes"
+# the SA's answer is cached now: a single GET
+expect_eq "origin after --verify" "$(jq_py "$(cli d resolve --dgid "$dgid" --json)" 'j["origin"]["source"]')" "sa-get"
+
+# config: the running configuration, and after a SIGHUP reload the reloaded value
+cfg=$(cli d config --json) || fail "config --json: exit $?"
+expect_eq "config --json: log_level, and path_ttl_s and ports are there" \
+  "$(jq_py "$cfg" '(lambda d: (d["log_level"], "policy.path_ttl_s" in d, d["fabric.ports"][1]))({i["key"]: (i["value"], i["reloadable"]) for i in j})')" \
+  "(('\"info\"', True), True, False)"
+expect_contains "config (TOML)" "$(cli d config)" "[policy]"
+sed -i 's/^log_level = "info"$/log_level = "warn"/' "$DAEMON_DIR/d.toml"
+kill -HUP "${DAEMON_PID[d]}"
+deadline=$((SECONDS + 10))
+until [[ $(jq_py "$(cli d config --json)" '[i["value"] for i in j if i["key"] == "log_level"][0]') == '"warn"' ]]; do
+  ((SECONDS < deadline)) || fail "config: log_level not \"warn\" 10 s after SIGHUP"
+  sleep 0.2
+done
+pass "config after SIGHUP: log_level = \"warn\""
+expect_contains "config (TOML) after SIGHUP" "$(cli d config)" 'log_level = "warn"'
 
 # stats
 stats=$(cli d stats --json)
@@ -120,6 +161,10 @@ expect_eq "entries after flush" "$(jq_py "$(cli d stats --json)" 'j["entries"]')
 unknown="fe80::10:dead"
 expect_exit 12 "resolve of an unknown GID (no-record)" -- cli d resolve --dgid "$unknown"
 expect_contains "unknown GID message" "$LAST_ERR" "has no path"
+# under --json the failure is a JSON object on stdout too
+rc=0
+out=$(cli d resolve --dgid "$unknown" --json 2>/dev/null) || rc=$?
+expect_eq "resolve --json of an unknown GID: exit and error object" "$rc $(jq_py "$out" 'j["error"]["code"]')" "12 12"
 expect_exit 11 "resolve of an IP without neighbour entry (unreachable)" -- cli d resolve --ip 10.9.9.9 --timeout 300
 expect_exit 11 "neigh del of an IP without entry" -- cli d neigh del 10.9.9.9
 expect_contains "neigh del message" "$LAST_ERR" "no neighbour entry"

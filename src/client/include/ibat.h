@@ -124,6 +124,26 @@ typedef struct ibat_path {
   uint8_t record[64]; /* the PathRecord in IBA wire format, as the SA sent it */
 } ibat_path;
 
+/* Where ibatd's cached path came from (ibat_resolve_explain). The values are the protocol's. */
+enum ibat_path_origin {
+  IBAT_ORIGIN_UNKNOWN = 0,    /* an ibatd too old to say */
+  IBAT_ORIGIN_SA_TABLE = 1,   /* the port's subnet PathRecord GetTable (prefetch, after an SM change) */
+  IBAT_ORIGIN_SA_GET = 2,     /* a single PathRecord GET (a miss, a revalidation, force-SA) */
+  IBAT_ORIGIN_WARM_CACHE = 3, /* the warm cache file ibatd read at start, not revalidated since */
+  IBAT_ORIGIN_NEIGHBOUR = 4   /* built from an ARP / neighbour source LID: a provisional path */
+};
+/* What ibatd keys a cached path by beyond (SGID, DGID, P_Key): ibat_path_explain.key_fields. */
+enum ibat_key_fields { IBAT_KEY_SERVICE_ID = 1u << 0, IBAT_KEY_QOS_CLASS = 1u << 1 };
+
+/* Where a resolved path came from: ibat_resolve_explain. Its age is the path's age_ms. */
+typedef struct ibat_path_explain {
+  uint32_t origin;         /* enum ibat_path_origin */
+  uint32_t key_fields;     /* enum ibat_key_fields; 0: the destination's default path */
+  uint64_t key_service_id; /* with IBAT_KEY_SERVICE_ID */
+  uint16_t key_qos_class;  /* with IBAT_KEY_QOS_CLASS */
+  uint8_t reserved[14];    /* zero */
+} ibat_path_explain;
+
 /* Socket used when ibat_open gets NULL: $IBAT_SOCKET if set and non-empty, else IBAT_DEFAULT_SOCKET. */
 const char* ibat_default_socket(void);
 
@@ -137,6 +157,11 @@ void ibat_close(ibat_t* h);
 
 /* Resolves and waits. Replies to other pending requests that arrive meanwhile are dispatched. */
 int ibat_resolve_sync(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ibat_path* out);
+
+/* ibat_resolve_sync that always asks ibatd through the socket (never the shared table) and also
+ * says where the path came from and under which cache key (explain may be NULL). */
+int ibat_resolve_explain(ibat_t* h, const ibat_target* target, const ibat_resolve_opts* opts, ibat_path* out,
+                         ibat_path_explain* explain);
 
 /* Answers from the shared path table, without the socket, the GID resolves among targets[0..n)
  * that hit a valid path there: out[i] is filled and hit[i] set to 1 for those, hit[i] set to 0

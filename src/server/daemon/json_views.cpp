@@ -133,6 +133,7 @@ json paths_json(const std::vector<core::CacheEntryView>& entries) {
       item["rate"] = core::rate_gbps(e.path.rate).value_or(0.0);
       item["pkt_life"] = e.path.pkt_life;
       item["age_ms"] = duration_cast<milliseconds>(e.age).count();
+      item["origin"] = core::to_string(e.origin);
     }
     item["idle_ms"] = duration_cast<milliseconds>(e.idle).count();
     if (e.last_error != core::Error::ok) item["last_error"] = core::to_string(e.last_error);

@@ -456,6 +456,11 @@ std::string Service::stats_json() const {
   out["kernel_neighbours"] = kernel_neighbours_json(kernel_neighbours_ ? kernel_neighbours_->stats()
                                                                        : kernel::NeighbourMonitorStats{});
   out["busy_poll"] = busy_poll_json(busy_poll_);
+  // The running configuration, as SIGHUP left it (`ibat config`): every key, rendered as TOML.
+  nlohmann::json config = nlohmann::json::array();
+  for (const ConfigItem& item : describe(config_))
+    config.push_back({{"key", item.key}, {"value", item.value}, {"reloadable", item.reloadable}});
+  out["config"] = std::move(config);
   return out.dump();
 }
 

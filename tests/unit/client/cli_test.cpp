@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -45,6 +46,9 @@ TEST(Cli, BadArgumentsExitTwoAndNameTheInput) {
            {{"resolve", "--dlid", "3", "--timeout", "abc"}, "--timeout 'abc' is not a number of milliseconds"},
            {{"resolve", "--dlid", "3", "--timeout", "0"}, "from 1 to 3600000"},
            {{"resolve", "--dlid", "3", "--cache-only", "--force-sa"}, "--cache-only and --force-sa contradict"},
+           {{"resolve", "--dlid", "3", "--verify", "--cache-only"}, "--verify asks the cache and then the SA"},
+           {{"resolve", "--dlid", "3", "--verify", "--force-sa"}, "it does not take --force-sa"},
+           {{"paths", "--dgid", "nonsense"}, "--dgid 'nonsense' is not a GID"},
            {{"stats", "--json", "--prometheus"}, "--json and --prometheus exclude each other"},
            {{"health", "--timeout", "0"}, "--timeout '0' is not a number of seconds from 0.001 to 3600"},
            {{"health", "--timeout", "5s"}, "--timeout '5s' is not a number of seconds"},
@@ -55,7 +59,7 @@ TEST(Cli, BadArgumentsExitTwoAndNameTheInput) {
            {{"neigh", "add", "10.0.0.1", "zz"}, "HWADDR 'zz'"},
            {{"neigh", "add", "10.0.0.1", "80:00:00:48:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"},
             "has a zero GID"},
-           {{"frobnicate"}, "ibat: unknown command 'frobnicate' (commands: resolve, paths, ports, health, stats, flush, neigh, watch)"},
+           {{"frobnicate"}, "ibat: unknown command 'frobnicate' (commands: resolve, paths, ports, health, stats, config, flush, neigh, watch)"},
            {{}, "ibat: a command is required (commands: resolve, paths"},
            {{"--bogus"}, "unknown option '--bogus'"},
            {{"neigh", "foo"}, "ibat neigh: unknown command 'foo' (commands: add, del, list, replay)"},
@@ -65,7 +69,11 @@ TEST(Cli, BadArgumentsExitTwoAndNameTheInput) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;
-    EXPECT_TRUE(r.out.empty()) << r.out;
+    if (std::find(c.args.begin(), c.args.end(), "--json") == c.args.end()) {
+      EXPECT_TRUE(r.out.empty()) << r.out;
+    } else {  // the same failure as a JSON object
+      EXPECT_EQ(nlohmann::json::parse(r.out)["error"]["code"], 2) << r.out;
+    }
   }
 }
 
@@ -140,7 +148,8 @@ core::PathRecord sample_path() {
   return p;
 }
 
-// Answers RESOLVE with sample_path() for LID 7 and no-record otherwise; STATS with counters;
+// Answers RESOLVE with sample_path() for LID 7 (from the subnet's table; a force-SA resolve: from a
+// GET) and LID 9 (whose force-SA answer has SL 3 instead of 2), no-record otherwise; STATS with counters;
 // FLUSH of everything with denied, of one destination with "3 dropped"; NEIGH_DEL with
 // unreachable (no such entry).
 void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
@@ -148,12 +157,19 @@ void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
   auto op = static_cast<protocol::Op>(f.header.op);
   if (op == protocol::Op::resolve) {
     auto req = protocol::decode_resolve_request(f.payload);
-    bool known = req && std::holds_alternative<core::Lid>(req.value().target) &&
-                 std::get<core::Lid>(req.value().target).value == 7;
+    const std::uint16_t lid = req && std::holds_alternative<core::Lid>(req.value().target)
+                                  ? std::get<core::Lid>(req.value().target).value
+                                  : 0;
+    const bool force = req && req.value().force_sa;
+    core::ResolveResult result{core::Error::ok, sample_path(), core::EntryState::valid, force ? 0ms : 42ms};
+    result.origin = force ? core::PathOrigin::sa_get : core::PathOrigin::sa_table;
+    if (req && req.value().service_id) {  // cached apart for it, as ibatd's qos_service_ids may say
+      result.path.service_id = *req.value().service_id;
+      result.key_qos_fields = core::QosKey::kServiceId;
+    }
+    if (lid == 9 && force) result.path.sl = 3;
     protocol::append_resolve_reply(out, f.header.id,
-                                   known ? core::ResolveResult{core::Error::ok, sample_path(),
-                                                               core::EntryState::valid, 42ms}
-                                         : core::ResolveResult{core::Error::no_record, {}, {}, {}});
+                                   lid == 7 || lid == 9 ? result : core::ResolveResult{core::Error::no_record, {}, {}, {}});
   } else if (op == protocol::Op::stats) {
     protocol::append_chunked_reply(out, op, f.header.id,
                                    R"({"resolves":5,"entries":2,"failures":{"timeout":1,"total":1},)"
@@ -193,16 +209,147 @@ TEST(Cli, ResolveJsonPrintsTheDocumentedFields) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc, nlohmann::json::parse(R"({"dgid":"fe80::2:c903:a:7","sgid":"fe80::2:c903:a:1","dlid":7,
-      "slid":1,"sl":2,"mtu":2048,"rate":40.0,"pkt_life":18,"pkey":"0xffff","state":"valid","age_ms":42})"));
+      "slid":1,"sl":2,"mtu":2048,"rate":40.0,"pkt_life":18,"pkey":"0xffff","hop_limit":0,"flow_label":0,
+      "tclass":0,"reversible":false,"state":"valid","age_ms":42,
+      "origin":{"source":"sa-table","age_ms":42,"key":{"sgid":"fe80::2:c903:a:1","dgid":"fe80::2:c903:a:7",
+      "pkey":"0xffff"}}})"));
+}
+
+TEST(Cli, ResolvePrintsEveryPathRecordFieldWhereItCameFromAndWhatItWasAskedWith) {
+  FakeServer server(fake_daemon);
+  CliRun r = ibat({"--socket", server.path(), "resolve", "--dlid", "7", "--service-id", "0x1060cbc", "--qos-class",
+                   "4", "--tclass", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line : {"hop_limit:  0\n", "flow_label: 0x00000\n", "tclass:     0\n", "reversible: no\n",
+                           "asked:      ServiceID 0x1060cbc, QoS class 4, TClass 3\n",
+                           "origin:     sa-table: the subnet's PathRecord GetTable, 42 ms ago\n",
+                           "cache key:  P_Key 0xffff, ServiceID 0x1060cbc\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << " in:\n" << r.out;
+  FakeServer again(fake_daemon);
+  CliRun j = ibat({"--socket", again.path(), "resolve", "--dlid", "7", "--service-id", "0x1060cbc", "--qos-class", "4",
+                   "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["asked"], nlohmann::json::parse(R"({"service_id":"0x1060cbc","qos_class":4})"));
+  EXPECT_EQ(doc["origin"]["key"]["service_id"], "0x1060cbc");
+  EXPECT_FALSE(doc["origin"]["key"].contains("qos_class")) << "not a key field: ibatd's qos_classes do not name it";
+}
+
+// The words of the line of `out` whose first word is `first` (empty: no such line).
+std::vector<std::string> row(const std::string& out, const std::string& first) {
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> found;
+    for (std::string w; words >> w;) found.push_back(w);
+    if (!found.empty() && found.front() == first) return found;
+  }
+  return {};
+}
+
+TEST(Cli, VerifyThatAgreesPrintsBothAnswersFieldByFieldAndExitsZero) {
+  FakeServer server(fake_daemon);
+  CliRun r = ibat({"--socket", server.path(), "resolve", "--dlid", "7", "--verify"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("FIELD"), std::string::npos) << r.out;
+  EXPECT_EQ(row(r.out, "dlid"), (std::vector<std::string>{"dlid", "7", "7"})) << r.out;
+  EXPECT_EQ(row(r.out, "reversible"), (std::vector<std::string>{"reversible", "no", "no"})) << r.out;
+  EXPECT_NE(r.out.find("agree:  yes"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("DIFFERS"), std::string::npos) << r.out;
+  const auto requests = server.wait_for_requests(2);
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_FALSE(protocol::decode_resolve_request(requests[0].payload).value().force_sa) << "the cached answer first";
+  EXPECT_TRUE(protocol::decode_resolve_request(requests[1].payload).value().force_sa) << "then the SA's";
+}
+
+TEST(Cli, VerifyThatDisagreesNamesTheFieldsAndExitsTwenty) {
+  FakeServer server(fake_daemon);
+  CliRun r = ibat({"--socket", server.path(), "resolve", "--dlid", "9", "--verify"});
+  EXPECT_EQ(r.exit_code, 20) << r.err;
+  EXPECT_EQ(row(r.out, "sl"), (std::vector<std::string>{"sl", "2", "3", "DIFFERS"})) << r.out;
+  EXPECT_NE(r.out.find("agree:  no: sl differ"), std::string::npos) << r.out;
+  FakeServer again(fake_daemon);
+  CliRun j = ibat({"--socket", again.path(), "resolve", "--dlid", "9", "--verify", "--json"});
+  EXPECT_EQ(j.exit_code, 20) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  EXPECT_FALSE(doc["agree"]);
+  EXPECT_EQ(doc["differ"], nlohmann::json::parse(R"(["sl"])"));
+  EXPECT_EQ(doc["cached"]["sl"], 2);
+  EXPECT_EQ(doc["sa"]["sl"], 3);
+  EXPECT_EQ(doc["cached"]["origin"]["source"], "sa-table");
+  EXPECT_EQ(doc["sa"]["origin"]["source"], "sa-get");
+  EXPECT_EQ(doc["fields"]["sl"], nlohmann::json::parse(R"({"cached":"2","sa":"3"})"));
+  CliRun help = ibat({"--help"});
+  EXPECT_NE(help.out.find("20  resolve --verify"), std::string::npos) << help.out;
+}
+
+TEST(Cli, PathsDgidListsOnlyThePathsToThatGidHoweverItIsSpelt) {
+  FakeServer server(fake_daemon);
+  CliRun r = ibat({"--socket", server.path(), "paths", "--dgid", "fe80:0:0:0:2:c903:a:7", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc.size(), 1u) << r.out;
+  EXPECT_EQ(doc[0]["dlid"], 7);
+  FakeServer again(fake_daemon);
+  CliRun none = ibat({"--socket", again.path(), "paths", "--dgid", "fe80::9", "--json"});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(nlohmann::json::parse(none.out), nlohmann::json::array());
+}
+
+TEST(Cli, ConfigPrintsTheRunningConfigurationAsToml) {
+  FakeServer server([](FakeServer& s, const ReceivedFrame& f) {
+    std::vector<std::uint8_t> out;
+    protocol::append_chunked_reply(out, protocol::Op::stats, f.header.id,
+                                   R"({"resolves":0,"config":[{"key":"log_level","value":"\"info\"","reloadable":true},)"
+                                   R"({"key":"policy.path_ttl_s","value":"600","reloadable":true},)"
+                                   R"({"key":"policy.capacity","value":"100000","reloadable":true},)"
+                                   R"({"key":"fabric.ports","value":"[]","reloadable":false}]})");
+    s.reply(out);
+  });
+  CliRun r = ibat({"--socket", server.path(), "config"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("log_level = \"info\"\n\n[policy]\npath_ttl_s = 600\ncapacity = 100000\n\n[fabric]\n"
+                       "ports = []  # restart\n"),
+            std::string::npos)
+      << r.out;
+  FakeServer old(fake_daemon);  // an ibatd without "config" in its stats
+  CliRun older = ibat({"--socket", old.path(), "config", "--json"});
+  EXPECT_EQ(older.exit_code, 17) << older.err;
+  EXPECT_EQ(nlohmann::json::parse(older.out)["error"]["code"], 17);
+}
+
+TEST(Cli, UnderJsonEveryFailureIsAJsonObjectOnStdout) {
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::string message;
+  };
+  FakeServer server(fake_daemon);
+  for (const auto& c : std::vector<Case>{
+           {{"resolve", "--dgid", "nonsense", "--json"}, 2, "--dgid 'nonsense' is not a GID"},
+           {{"paths", "--bogus", "--json"}, 2, "--bogus"},
+           {{"--socket", "/nonexistent/ibatd.sock", "stats", "--json"}, 3, "cannot connect to /nonexistent/ibatd.sock"},
+           {{"--socket", server.path(), "resolve", "--dlid", "8", "--json"}, 12, "cannot resolve LID 8"},
+       }) {
+    CliRun r = ibat(c.args);
+    EXPECT_EQ(r.exit_code, c.code) << r.err;
+    auto doc = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << r.out;
+    EXPECT_EQ(doc["error"]["code"], c.code) << r.out;
+    EXPECT_NE(doc["error"]["message"].get<std::string>().find(c.message), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << "stderr keeps its line: " << r.err;
+  }
+  CliRun text = ibat({"--socket", "/nonexistent/ibatd.sock", "stats"});
+  EXPECT_TRUE(text.out.empty()) << "without --json, stdout stays empty: " << text.out;
 }
 
 TEST(Cli, ResolveHumanOutputIsAlignedKeyValue) {
   FakeServer server(fake_daemon);
   CliRun r = ibat({"--socket", server.path(), "resolve", "--dlid", "7"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("dlid:     7\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("rate:     40 Gb/s\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("pkt_life: 18\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dlid:       7\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rate:       40 Gb/s\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pkt_life:   18\n"), std::string::npos) << r.out;
 }
 
 TEST(Cli, DaemonErrorsMapToTheirExitCodes) {

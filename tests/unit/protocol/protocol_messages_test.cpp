@@ -201,6 +201,43 @@ TEST(Messages, ResolveReplyRoundTripsEveryState) {
   }
 }
 
+// The origin and the cache key's QoS fields ride in bytes 65 and 66, reserved (zero) before: an
+// older daemon's reply reads as unknown / the default key, an origin a newer daemon may add as
+// unknown, and neither is malformed.
+TEST(Messages, ResolveReplyCarriesTheOriginAndKeyInFormerlyReservedBytes) {
+  for (auto origin : {core::PathOrigin::unknown, core::PathOrigin::sa_table, core::PathOrigin::sa_get,
+                      core::PathOrigin::warm_cache, core::PathOrigin::neighbour}) {
+    core::ResolveResult result{core::Error::ok, sample_path(), core::EntryState::valid, 5ms};
+    result.origin = origin;
+    result.key_qos_fields = core::QosKey::kQosClass;
+    std::vector<std::uint8_t> out;
+    append_resolve_reply(out, 3, result);
+    Frame f = only_frame(out);
+    ASSERT_EQ(f.payload.size(), kPathReplySize);
+    EXPECT_EQ(f.payload[65], static_cast<std::uint8_t>(origin));
+    EXPECT_EQ(f.payload[66], core::QosKey::kQosClass);
+    EXPECT_EQ(f.payload[67], 0);
+    auto d = decode_resolve_reply(f.header.status, f.payload);
+    ASSERT_TRUE(d) << d.error();
+    EXPECT_EQ(d.value().origin, origin);
+    EXPECT_EQ(d.value().key_qos_fields, core::QosKey::kQosClass);
+  }
+  core::ResolveResult result{core::Error::ok, sample_path(), core::EntryState::valid, 5ms};
+  std::vector<std::uint8_t> out;
+  append_resolve_reply(out, 3, result);
+  Frame f = only_frame(out);
+  f.payload[65] = 0;  // an older daemon
+  f.payload[66] = 0;
+  auto old = decode_resolve_reply(f.header.status, f.payload);
+  ASSERT_TRUE(old) << old.error();
+  EXPECT_EQ(old.value().origin, core::PathOrigin::unknown);
+  EXPECT_EQ(old.value().key_qos_fields, 0);
+  f.payload[65] = 200;  // a newer daemon's origin
+  auto newer = decode_resolve_reply(f.header.status, f.payload);
+  ASSERT_TRUE(newer) << newer.error();
+  EXPECT_EQ(newer.value().origin, core::PathOrigin::unknown);
+}
+
 TEST(Messages, ResolveErrorReplyIsEmptyAndCarriesTheError) {
   for (auto e : {core::Error::timeout, core::Error::unreachable, core::Error::no_record,
                  core::Error::overloaded, core::Error::cancelled, core::Error::invalid}) {
