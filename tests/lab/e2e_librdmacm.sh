@@ -139,6 +139,6 @@ got=$(librdmacm 10.1.0.9 /run/ibacm.sock) || fail "librdmacm request at /run/iba
 expect_eq "librdmacm 10.1.0.9 at /run/ibacm.sock: dlid" "$(jq_py "$got" 'j["dlid"]')" "$want"
 requests=$(cli p stats --json | python3 -c 'import json,sys; j=json.load(sys.stdin)
 print(next(o["acm_requests"] for o in [j, *j.values()] if isinstance(o, dict) and "acm_requests" in o))')
-expect_eq "packaged config: ACM requests counted" "$requests" 2
+expect_eq "packaged config: ACM requests counted (ib_acme's and librdmacm's at least)" "$((requests >= 2))" 1
 stop_ibatd p
 expect_eq "ibatd (packaged config) exit code after SIGTERM" "$DAEMON_EXIT" 0
