@@ -26,10 +26,31 @@ std::unique_ptr<TableClient> TableClient::open(const std::string& socket, int fd
   if (env && std::strcmp(env, "0") == 0) return nullptr;
   std::optional<uid_t> owner = peer_uid(fd);
   if (!owner) return nullptr;
-  std::string error;
-  auto table = shm::open_table_file(shm::table_path_for_socket(socket), *owner, error);
+  std::string path = shm::table_path_for_socket(socket);
+  auto table = map_current(path, *owner);
   if (!table) return nullptr;
-  return std::unique_ptr<TableClient>(new TableClient(std::move(*table)));
+  return std::unique_ptr<TableClient>(new TableClient(std::move(*table), std::move(path), *owner));
+}
+
+std::optional<shm::MappedTable> TableClient::map_current(const std::string& path, uid_t owner) {
+  // Each try that finds a moved table follows one growth that happened since it opened the path.
+  constexpr int kTries = 4;
+  for (int i = 0; i < kTries; ++i) {
+    std::string error;
+    auto table = shm::open_table_file(path, owner, error);
+    if (!table) return std::nullopt;
+    if (!table->reader.moved()) return table;
+  }
+  return std::nullopt;
+}
+
+void TableClient::follow_move() {
+  auto table = map_current(path_, owner_);
+  if (!table) return;
+  // Hits counted so far stay counted; the slots they came from named the old table.
+  slots_.clear();
+  table_ = std::move(*table);
+  seen_.assign(seen_words(table_), 0);
 }
 
 void TableClient::first_hit(const shm::TableHit& hit) {

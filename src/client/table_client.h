@@ -2,7 +2,9 @@
 // The libibat side of the shared path table (docs/shared-table.md): maps the daemon's table
 // read-only when it is there and trustworthy, and answers GID resolves that hit a valid entry
 // exactly as the daemon would (state valid, age since the SA answer). Everything else, and any
-// doubt, is left to the socket. It counts its hits and the distinct slots they came from, which
+// doubt, is left to the socket. When the daemon grows the table (a larger file at the same path,
+// the old one marked moved and emptied), the next resolve that sees the old table's new generation
+// maps the path again. It counts its hits and the distinct slots they came from, which
 // the handle reports to the daemon in TABLE_HITS batches (docs/protocol.md).
 #pragma once
 
@@ -14,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "client/include/ibat.h"
 #include "protocol/messages.h"
@@ -55,8 +58,13 @@ class TableClient {
   static constexpr std::size_t kReportSlots = 1024;
 
  private:
-  explicit TableClient(shm::MappedTable table)
-      : table_(std::move(table)), seen_((table_.reader.slot_count() + 63) / 64, 0) {}
+  TableClient(shm::MappedTable table, std::string path, uid_t owner)
+      : table_(std::move(table)), path_(std::move(path)), owner_(owner), seen_(seen_words(table_), 0) {}
+  static std::size_t seen_words(const shm::MappedTable& table) { return (table.reader.slot_count() + 63) / 64; }
+  // The table at path_ that is not marked moved, if it can be mapped (a growth may happen meanwhile).
+  static std::optional<shm::MappedTable> map_current(const std::string& path, uid_t owner);
+  // The mapped table was replaced by a larger one: map that (else keep the old, now empty one).
+  [[gnu::noinline]] void follow_move();
   // Counts a hit (inline: it runs on every one; a slot not seen since the last report is rare).
   void record(const shm::TableHit& hit) {
     ++hits_;
@@ -78,6 +86,8 @@ class TableClient {
                                       std::uint64_t generation, ibat_path& out, NowMs now_ms);
 
   shm::MappedTable table_;
+  std::string path_;                    // the table's file
+  uid_t owner_;                         // the daemon's uid, which must own it
   shm::KeyDefaults defaults_;           // of the generation resolve() last saw
   std::uint64_t hits_ = 0;
   std::uint64_t generation_ = 0;        // of the slots below
@@ -99,8 +109,14 @@ static_assert(offsetof(ibat_path, state) - offsetof(ibat_path, dlid) == sizeof(s
 static_assert(sizeof(ibat_path::record) == shm::kRecordBytes);
 
 inline std::uint64_t TableClient::current_generation() {
-  const std::uint64_t generation = table_.reader.generation();
-  if (generation != defaults_.generation) [[unlikely]] defaults_ = table_.reader.defaults();
+  std::uint64_t generation = table_.reader.generation();
+  if (generation != defaults_.generation) [[unlikely]] {
+    if (table_.reader.moved()) {
+      follow_move();
+      generation = table_.reader.generation();
+    }
+    defaults_ = table_.reader.defaults();
+  }
   return generation;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Layout of the shared path table (docs/shared-table.md): a header followed by fixed-size slots in
-// one mapping that ibatd writes and libibat maps read-only. Every word a reader may read while the
+// one mapping that ibatd writes and libibat maps read-only. Zeroed bytes are an empty slot, so a new
+// file's pages are touched only as slots are used. Every word a reader may read while the
 // writer changes it is a std::atomic<std::uint64_t>; a slot is guarded by its own sequence counter
 // (odd while it is being written) and belongs to the table generation it was written in. A slot
 // holds the path as libibat hands it out (its ibat_path fields and the 64-byte wire PathRecord),
@@ -17,9 +18,12 @@
 namespace ibat::shm {
 
 inline constexpr std::uint64_t kMagic = 0x314D485354414249ULL;  // "IBATSHM1" little-endian
-inline constexpr std::uint32_t kVersion = 3;
+inline constexpr std::uint32_t kVersion = 4;
 // Lookups and inserts look at most this many slots from a key's home slot.
 inline constexpr std::uint32_t kMaxProbe = 16;
+// A table holds at most one key per this many slots (load 1/2): probe windows then rarely fill,
+// and a lookup of an absent key soon meets a slot unused in this generation.
+inline constexpr std::uint32_t kSlotsPerKey = 2;
 inline constexpr std::uint32_t kMinSlots = 16;
 inline constexpr std::uint32_t kMaxSlots = 1U << 24;
 
@@ -35,7 +39,10 @@ struct TableHeader {
   // What a request without SGID / P_Key means: the local port GID and the daemon's default P_Key.
   std::atomic<std::uint64_t> local_gid[2];
   std::atomic<std::uint64_t> default_pkey;
-  std::uint64_t reserved;
+  // Non-zero once a larger table has replaced this one at the same path (the writer grew it): set
+  // before the generation that empties this one, so a reader that sees that generation maps the
+  // path again.
+  std::atomic<std::uint64_t> moved;
 };
 
 // Bits of TableSlot::key_bits besides the P_Key (low 16 bits).

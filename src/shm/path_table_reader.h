@@ -82,6 +82,9 @@ class PathTableReader {
   }
 
   std::uint32_t slot_count() const { return mask_ + 1; }
+  // Whether a larger table has replaced this one at its path (the writer grew it). Set before the
+  // generation that empties this table, so it is worth reading when generation() has changed.
+  bool moved() const { return header_->moved.load(std::memory_order_acquire) != 0; }
 
  private:
   PathTableReader(const TableHeader* header, const TableSlot* slots, std::uint32_t mask)

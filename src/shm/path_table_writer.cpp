@@ -4,7 +4,6 @@
 // therefore sees the odd or the new seq afterwards and drops what it read (path_table_reader.cpp).
 #include "shm/path_table_writer.h"
 
-#include <cstring>
 #include <new>
 #include <stdexcept>
 
@@ -15,15 +14,15 @@ constexpr auto kRelease = std::memory_order_release;
 constexpr auto kRelaxed = std::memory_order_relaxed;
 }  // namespace
 
-PathTableWriter::PathTableWriter(void* memory, std::uint32_t slot_count)
+PathTableWriter::PathTableWriter(void* memory, std::uint32_t slot_count, std::uint64_t generation)
     : header_(static_cast<TableHeader*>(memory)),
       slots_(reinterpret_cast<TableSlot*>(static_cast<std::byte*>(memory) + sizeof(TableHeader))),
       mask_(slot_count - 1),
-      live_(slot_count, false),
-      keys_(slot_count) {
+      generation_(generation) {
   if (slot_count < kMinSlots || slot_count > kMaxSlots || (slot_count & mask_) != 0)
     throw std::invalid_argument("path table: slot count must be a power of two in [16, 2^24]");
-  std::memset(memory, 0, table_bytes(slot_count));
+  if (generation == 0) throw std::invalid_argument("path table: generation 0 means none");
+  // The slots stay as they are: zeroed words are an empty slot (seq 0, generation 0, not live).
   header_ = new (memory) TableHeader{};
   header_->magic = kMagic;
   header_->version = kVersion;
@@ -32,7 +31,11 @@ PathTableWriter::PathTableWriter(void* memory, std::uint32_t slot_count)
   header_->slot_count = slot_count;
   header_->generation.store(generation_, kRelease);
   header_->default_pkey.store(0xFFFF, kRelease);
-  for (std::uint32_t i = 0; i < slot_count; ++i) new (&slots_[i]) TableSlot{};
+}
+
+bool PathTableWriter::live(std::uint32_t slot) const {
+  const TableSlot& s = slots_[slot];
+  return s.generation.load(kRelaxed) == generation_ && (s.key_bits.load(kRelaxed) & kSlotLive) != 0;
 }
 
 void PathTableWriter::write_slot(std::uint32_t slot, const TableKey& key, const SlotPath& path,
@@ -54,7 +57,39 @@ void PathTableWriter::kill_slot(std::uint32_t slot) {
   s.seq.store(seq + 1, kRelaxed);
   s.key_bits.store(0, kRelease);
   s.seq.store(seq + 2, kRelease);
-  live_[slot] = false;
+}
+
+TableKey PathTableWriter::key_in(std::uint32_t slot) const {
+  const TableSlot& s = slots_[slot];
+  TableKey key{};
+  key.sgid[0] = s.record[kRecordSgidWord].load(kRelaxed);
+  key.sgid[1] = s.record[kRecordSgidWord + 1].load(kRelaxed);
+  key.dgid[0] = s.record[kRecordDgidWord].load(kRelaxed);
+  key.dgid[1] = s.record[kRecordDgidWord + 1].load(kRelaxed);
+  key.pkey = static_cast<std::uint16_t>(s.key_bits.load(kRelaxed));
+  return key;
+}
+
+std::optional<std::uint32_t> PathTableWriter::find(const TableKey& key) const {
+  std::uint32_t slot = home_slot(key, mask_);
+  for (std::uint32_t probe = 0; probe < kMaxProbe; ++probe, slot = (slot + 1) & mask_)
+    if (live(slot) && key_in(slot) == key) return slot;
+  return std::nullopt;
+}
+
+std::optional<std::uint32_t> PathTableWriter::free_slot(const TableKey& key) const {
+  std::uint32_t slot = home_slot(key, mask_);
+  for (std::uint32_t probe = 0; probe < kMaxProbe; ++probe, slot = (slot + 1) & mask_)
+    if (!live(slot)) return slot;
+  return std::nullopt;
+}
+
+bool PathTableWriter::insert(const TableKey& key, const SlotPath& path, std::uint64_t produced_ms) {
+  const std::optional<std::uint32_t> slot = free_slot(key);
+  if (!slot) return false;
+  write_slot(*slot, key, path, produced_ms);
+  ++size_;
+  return true;
 }
 
 bool PathTableWriter::publish(const TableKey& key, const core::PathRecord& path, std::uint64_t produced_ms) {
@@ -69,35 +104,25 @@ bool PathTableWriter::publish(const TableKey& key, const core::PathRecord& path,
     return false;
   }
   const SlotPath packed = make_slot_path(keyed);
-  if (auto it = index_.find(key); it != index_.end()) {
-    write_slot(it->second, key, packed, produced_ms);
+  if (const std::optional<std::uint32_t> slot = find(key)) {
+    write_slot(*slot, key, packed, produced_ms);
     return true;
   }
-  std::uint32_t slot = home_slot(key, mask_);
-  for (std::uint32_t probe = 0; probe < kMaxProbe; ++probe, slot = (slot + 1) & mask_) {
-    if (live_[slot]) continue;
-    write_slot(slot, key, packed, produced_ms);
-    live_[slot] = true;
-    keys_[slot] = key;
-    index_.emplace(key, slot);
-    return true;
-  }
-  return false;
+  return insert(key, packed, produced_ms);
 }
 
 bool PathTableWriter::remove(const TableKey& key) {
-  auto it = index_.find(key);
-  if (it == index_.end()) return false;
-  kill_slot(it->second);
-  index_.erase(it);
+  const std::optional<std::uint32_t> slot = find(key);
+  if (!slot) return false;
+  kill_slot(*slot);
+  --size_;
   return true;
 }
 
 void PathTableWriter::clear() {
   ++generation_;
   header_->generation.store(generation_, kRelease);
-  live_.assign(live_.size(), false);
-  index_.clear();
+  size_ = 0;
 }
 
 void PathTableWriter::set_defaults(const core::Gid& local_gid, core::Pkey default_pkey) {
@@ -111,9 +136,32 @@ void PathTableWriter::set_defaults(const core::Gid& local_gid, core::Pkey defaul
   clear();  // readers keep the defaults for as long as the generation stays the same
 }
 
+bool PathTableWriter::wants_larger_table_for(const TableKey& key) const {
+  if (contains(key)) return false;
+  return (size() + 1) * kSlotsPerKey > slot_count() || !free_slot(key);
+}
+
+void PathTableWriter::copy_into(PathTableWriter& larger) const {
+  for (int w = 0; w < 2; ++w) larger.header_->local_gid[w].store(header_->local_gid[w].load(kRelaxed), kRelease);
+  larger.header_->default_pkey.store(header_->default_pkey.load(kRelaxed), kRelease);
+  for (std::uint32_t slot = 0; slot <= mask_; ++slot) {
+    if (!live(slot)) continue;
+    const TableSlot& s = slots_[slot];
+    SlotPath path;
+    for (int w = 0; w < 2; ++w) path.fields[w] = s.fields[w].load(kRelaxed);
+    for (int w = 0; w < kRecordWords; ++w) path.record[w] = s.record[w].load(kRelaxed);
+    larger.insert(key_in(slot), path, s.produced_ms.load(kRelaxed));  // a full window there: left out
+  }
+}
+
+void PathTableWriter::mark_moved() {
+  header_->moved.store(1, kRelease);
+  clear();
+}
+
 std::optional<TableKey> PathTableWriter::key_at(std::uint32_t slot, std::uint64_t generation) const {
-  if (generation != generation_ || slot > mask_ || !live_[slot]) return std::nullopt;
-  return keys_[slot];
+  if (generation != generation_ || slot > mask_ || !live(slot)) return std::nullopt;
+  return key_in(slot);
 }
 
 }  // namespace ibat::shm

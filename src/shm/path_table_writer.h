@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathTableWriter: the single writer of a shared path table (ibatd). It formats the memory, then
 // publishes, replaces and removes paths slot by slot under each slot's sequence counter, and
-// invalidates everything at once by bumping the table generation. It keeps its own index of what
-// it published, so it never reads back what readers see. Not thread-safe: one writer thread.
+// invalidates everything at once by bumping the table generation. It keeps no copy of the table:
+// where a key is and whether a slot is in use it reads back from the slots, which only it writes.
+// It can copy what it holds into a larger table and then mark itself moved (TableFile::grow).
+// Not thread-safe: one writer thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
-#include <vector>
 
 #include "shm/path_table_layout.h"
 
@@ -16,9 +17,10 @@ namespace ibat::shm {
 
 class PathTableWriter {
  public:
-  // Formats `memory` (table_bytes(slot_count) bytes, 8-byte aligned) as an empty table.
-  // slot_count must be a power of two within [kMinSlots, kMaxSlots].
-  PathTableWriter(void* memory, std::uint32_t slot_count);
+  // Formats `memory` (table_bytes(slot_count) bytes, 8-byte aligned, zeroed: a new file or a
+  // zeroed buffer; only the header is written, so untouched slots cost no page) as an empty table
+  // of `generation` (never 0). slot_count must be a power of two within [kMinSlots, kMaxSlots].
+  PathTableWriter(void* memory, std::uint32_t slot_count, std::uint64_t generation = 1);
 
   // Publishes `path` (servable, or it is refused) under `key`, replacing what the key had;
   // `produced_ms`: CLOCK_MONOTONIC ms when the SA produced it. False when refused or when the key's
@@ -32,27 +34,38 @@ class PathTableWriter {
   // A change also unpublishes everything (a new generation): readers cache the defaults per generation.
   void set_defaults(const core::Gid& local_gid, core::Pkey default_pkey);
 
+  // Whether publishing the new key `key` should wait for a larger table: it would take the load
+  // past kMaxLoad, or its probe window is full. False for a key already published.
+  bool wants_larger_table_for(const TableKey& key) const;
+  // Writes every published path and the defaults into `larger` (a new table no reader maps yet).
+  void copy_into(PathTableWriter& larger) const;
+  // Tells this table's readers that another table replaced it: sets `moved`, then a new generation
+  // empties it. Nothing is written to it afterwards.
+  void mark_moved();
+
   // The key published in `slot` during `generation`, if it is still there.
   std::optional<TableKey> key_at(std::uint32_t slot, std::uint64_t generation) const;
-  bool contains(const TableKey& key) const { return index_.count(key) != 0; }
-  std::size_t size() const { return index_.size(); }
+  bool contains(const TableKey& key) const { return find(key).has_value(); }
+  std::size_t size() const { return size_; }
   std::uint32_t slot_count() const { return mask_ + 1; }
   std::uint64_t generation() const { return generation_; }
 
  private:
-  struct KeyHash {
-    std::size_t operator()(const TableKey& k) const noexcept { return static_cast<std::size_t>(hash_key(k)); }
-  };
+  // The slot of `key`'s probe window that holds it, if any.
+  std::optional<std::uint32_t> find(const TableKey& key) const;
+  // The free slot of `key`'s probe window, if any.
+  std::optional<std::uint32_t> free_slot(const TableKey& key) const;
+  bool live(std::uint32_t slot) const;
+  TableKey key_in(std::uint32_t slot) const;  // of a live slot
+  bool insert(const TableKey& key, const SlotPath& path, std::uint64_t produced_ms);
   void write_slot(std::uint32_t slot, const TableKey& key, const SlotPath& path, std::uint64_t produced_ms);
   void kill_slot(std::uint32_t slot);
 
   TableHeader* header_;
   TableSlot* slots_;
   std::uint32_t mask_;
-  std::uint64_t generation_ = 1;
-  std::vector<bool> live_;  // per slot: holds a published key in this generation
-  std::vector<TableKey> keys_;
-  std::unordered_map<TableKey, std::uint32_t, KeyHash> index_;
+  std::uint64_t generation_;
+  std::size_t size_ = 0;  // live slots
 };
 
 }  // namespace ibat::shm

@@ -36,19 +36,8 @@ void invalidate_existing(const std::string& path) {
   ::close(fd);
 }
 
-}  // namespace
-
-Mapping::~Mapping() { ::munmap(address_, size_); }
-
-std::uint32_t slots_for_capacity(std::uint32_t capacity) {
-  std::uint32_t slots = kMinSlots;
-  while (slots < kMaxSlots && slots / 2 < capacity) slots *= 2;
-  return slots;
-}
-
-std::unique_ptr<TableFile> TableFile::create(const std::string& path, std::uint32_t slot_count, std::string& error) {
-  invalidate_existing(path);
-  const std::string temporary = path + ".new";
+// A new, zeroed (sparse: no page is used until written) table file at `temporary`, mapped.
+std::unique_ptr<Mapping> create_mapped(const std::string& temporary, std::uint32_t slot_count, std::string& error) {
   ::unlink(temporary.c_str());
   int fd = ::open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
@@ -65,17 +54,65 @@ std::unique_ptr<TableFile> TableFile::create(const std::string& path, std::uint3
     return nullptr;
   }
   ::close(fd);
-  std::unique_ptr<TableFile> file(new TableFile(path, std::make_unique<Mapping>(address, size), slot_count));
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    error = system_error("cannot move shared path table into place at", path);
-    ::unlink(temporary.c_str());
-    return nullptr;
-  }
+  return std::make_unique<Mapping>(address, size);
+}
+
+bool move_into_place(const std::string& temporary, const std::string& path, std::string& error) {
+  if (::rename(temporary.c_str(), path.c_str()) == 0) return true;
+  error = system_error("cannot move shared path table into place at", path);
+  ::unlink(temporary.c_str());
+  return false;
+}
+
+std::string temporary_for(const std::string& path) { return path + ".new"; }
+
+}  // namespace
+
+Mapping::~Mapping() { ::munmap(address_, size_); }
+
+std::uint32_t slots_for_capacity(std::uint32_t capacity) {
+  std::uint32_t slots = kMinSlots;
+  while (slots < kMaxSlots && slots / kSlotsPerKey < capacity) slots *= 2;
+  return slots;
+}
+
+std::unique_ptr<TableFile> TableFile::create(const std::string& path, std::uint32_t slot_count,
+                                             std::uint32_t max_slot_count, std::string& error) {
+  invalidate_existing(path);
+  const std::string temporary = temporary_for(path);
+  std::unique_ptr<Mapping> mapping = create_mapped(temporary, slot_count, error);
+  if (!mapping) return nullptr;
+  auto writer = std::make_unique<PathTableWriter>(mapping->address(), slot_count);
+  std::unique_ptr<TableFile> file(new TableFile(path, std::move(mapping), std::move(writer), max_slot_count));
+  if (!move_into_place(temporary, path, error)) return nullptr;
   return file;
 }
 
+bool TableFile::grow(std::string& error) {
+  const std::uint32_t slots = writer_->slot_count();
+  if (slots >= max_slots_ || slots >= kMaxSlots) {
+    error = "shared path table " + path_ + " is at its largest, " + std::to_string(slots) + " slots";
+    return false;
+  }
+  const std::string temporary = temporary_for(path_);
+  std::unique_ptr<Mapping> mapping = create_mapped(temporary, slots * 2, error);
+  if (!mapping) return false;
+  auto larger = std::make_unique<PathTableWriter>(mapping->address(), slots * 2, writer_->generation() + 1);
+  writer_->copy_into(*larger);
+  if (!move_into_place(temporary, path_, error)) return false;
+  writer_->mark_moved();
+  // Processes that still map the old file (until their next resolve) keep it: its slots are
+  // empty now, so give their pages back (all but the header's; a failure only keeps them).
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  if (mapping_->size() > page)
+    ::madvise(static_cast<std::byte*>(mapping_->address()) + page, mapping_->size() - page, MADV_REMOVE);
+  writer_ = std::move(larger);
+  mapping_ = std::move(mapping);
+  return true;
+}
+
 TableFile::~TableFile() {
-  writer_.clear();
+  writer_->clear();
   ::unlink(path_.c_str());
 }
 

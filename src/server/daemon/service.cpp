@@ -255,17 +255,29 @@ SharedUsers Service::shared_users() {
 void Service::open_table() {
   const std::string path = shm::table_path_for_socket(config_.server.socket);
   std::string error;
-  // Every port's Resolver holds up to `capacity` paths; the table has room for all of them.
+  // Created at its smallest and grown with the paths it holds (the republish below grows it to
+  // what is valid now), up to room for every port's Resolver holding `capacity` paths.
   const std::uint64_t paths = std::uint64_t{config_.policy.capacity} * ports_.size();
   const auto capacity = static_cast<std::uint32_t>(std::min<std::uint64_t>(paths, UINT32_MAX));
-  table_file_ = shm::TableFile::create(path, shm::slots_for_capacity(capacity), error);
+  table_file_ = shm::TableFile::create(path, shm::kMinSlots, shm::slots_for_capacity(capacity), error);
   if (!table_file_) {
     spdlog::error("{}: clients resolve through the socket only", error);
     return;
   }
-  table_.attach(&table_file_->writer());
+  table_growth_failed_ = false;
+  table_.attach(&table_file_->writer(), [this] { return grow_table(); });
   refresh_table();
-  spdlog::info("shared path table {} ({} slots)", path, table_file_->writer().slot_count());
+  spdlog::info("shared path table {} ({} slots, grown up to {})", path, table_file_->writer().slot_count(),
+               shm::slots_for_capacity(capacity));
+}
+
+shm::PathTableWriter* Service::grow_table() {
+  std::string error;
+  if (!table_file_->grow(error) && !table_growth_failed_) {
+    table_growth_failed_ = true;
+    spdlog::warn("{}: paths it has no room for are answered through the socket", error);
+  }
+  return &table_file_->writer();
 }
 
 void Service::refresh_table() {

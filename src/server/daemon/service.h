@@ -118,6 +118,7 @@ class Service {
   void start_local_sa();
   void start_kernel_neighbours();
   void open_table();
+  shm::PathTableWriter* grow_table();  // TablePublisher::Grow
   void refresh_table();  // clears the shared table and republishes what is still valid
   void schedule_table_expiry();
   void on_table_hits(const protocol::TableHits& hits);
@@ -128,6 +129,7 @@ class Service {
   BatchClock clock_;  // steady_clock's time (so is the tick timer's), held still per read batch
   TablePublisher table_;  // observes every port's Resolver
   std::unique_ptr<shm::TableFile> table_file_;
+  bool table_growth_failed_ = false;  // warned once: the table then stays at its size
   FabricFactory make_fabric_;
   std::vector<PortSlot> ports_;  // in the router's order
   PortRouter router_;  // every request reaches its port's gate through it

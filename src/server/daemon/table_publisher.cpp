@@ -12,8 +12,9 @@ std::uint64_t monotonic_ms(core::TimePoint t) {
 }
 }  // namespace
 
-void TablePublisher::attach(shm::PathTableWriter* writer) {
+void TablePublisher::attach(shm::PathTableWriter* writer, Grow grow) {
   writer_ = writer;
+  grow_ = std::move(grow);
   expires_.clear();
   expiry_queue_ = {};
   if (writer_) writer_->clear();
@@ -44,6 +45,7 @@ void TablePublisher::set_defaults(const core::Gid& local_gid, core::Pkey default
 
 void TablePublisher::publish(const shm::TableKey& key, const core::PathRecord& path, core::TimePoint produced,
                              core::Duration ttl) {
+  if (grow_ && writer_->wants_larger_table_for(key)) writer_ = grow_();
   if (!writer_->publish(key, path, monotonic_ms(produced))) return;
   const core::TimePoint until = produced + ttl;
   expires_[key] = until;

@@ -4,9 +4,12 @@
 // (PathStored, before the answer's completions run) is published until its TTL ends, and a path that
 // moves or is lost (PathChange to anything but valid) is unpublished; events that may change many
 // entries (SM change, flush, port change, GID out of service, reload) clear the table and republish
-// what is still valid. No I/O, no timers: the Service calls expire() at next_expiry().
+// what is still valid. No I/O, no timers: the Service calls expire() at next_expiry(). A new key
+// that the table has no room for (shm::PathTableWriter::wants_larger_table_for) first asks for a
+// larger table (the Service grows the file).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <queue>
 #include <unordered_map>
@@ -19,8 +22,12 @@ namespace ibat::server {
 
 class TablePublisher {
  public:
-  // Starts publishing into `writer` (nullptr: stop). The table starts empty.
-  void attach(shm::PathTableWriter* writer);
+  // Makes the table larger and returns the writer to use from then on (the same one if it could
+  // not grow); what was published is in it.
+  using Grow = std::function<shm::PathTableWriter*()>;
+  // Starts publishing into `writer` (nullptr: stop), growing it by `grow` (empty: never). The table
+  // starts empty.
+  void attach(shm::PathTableWriter* writer, Grow grow = {});
   bool attached() const { return writer_ != nullptr; }
 
   // Resolver::set_store_observer: a path stored as valid, published until produced + ttl.
@@ -48,6 +55,7 @@ class TablePublisher {
   void unpublish(const shm::TableKey& key);
 
   shm::PathTableWriter* writer_ = nullptr;
+  Grow grow_;
   std::unordered_map<shm::TableKey, core::TimePoint, KeyHash> expires_;
   using Expiry = std::pair<core::TimePoint, shm::TableKey>;
   struct Later {

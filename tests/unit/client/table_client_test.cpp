@@ -62,7 +62,7 @@ struct SharedTable : ::testing::Test {
 
   void SetUp() override {
     std::string error;
-    table = shm::TableFile::create(shm::table_path_for_socket(server.path()), 64, error);
+    table = shm::TableFile::create(shm::table_path_for_socket(server.path()), 64, 1024, error);
     ASSERT_TRUE(table) << error;
     table->writer().set_defaults(kLocal, core::Pkey{0xFFFF});
     ASSERT_TRUE(table->writer().publish(shm::TableKey::of(kLocal, path_to(5).dgid, core::Pkey{0xFFFF}), path_to(5),
@@ -237,6 +237,44 @@ TEST_F(SharedTable, NewDefaultsAreUsedAsSoonAsTheDaemonPublishesThem) {
   ASSERT_EQ(ibat_resolve_sync(h, &t, nullptr, &got), IBAT_OK);
   EXPECT_EQ(got.dlid, 6);
   EXPECT_EQ(std::memcmp(got.sgid.raw, other.raw.data(), 16), 0);
+}
+
+// The daemon grows the table (a larger file renamed over the path, the old one marked moved and
+// emptied): the handle maps the new one at its next resolve and hits there, and its hit report
+// names the new table's slots.
+TEST_F(SharedTable, AHandleFollowsTheTableWhenTheDaemonGrowsIt) {
+  open();
+  ibat_target five = gid_target(path_to(5).dgid), seven = gid_target(path_to(7).dgid);
+  ibat_path got{};
+  ASSERT_EQ(ibat_resolve_sync(h, &five, nullptr, &got), IBAT_OK);
+  std::string error;
+  ASSERT_TRUE(table->grow(error)) << error;
+  ASSERT_TRUE(table->grow(error)) << error;
+  EXPECT_EQ(table->writer().slot_count(), 256u);
+  ASSERT_TRUE(table->writer().publish(shm::TableKey::of(kLocal, path_to(7).dgid, core::Pkey{0xFFFF}), path_to(7), 1));
+  ASSERT_EQ(ibat_resolve_sync(h, &five, nullptr, &got), IBAT_OK);
+  EXPECT_EQ(got.dlid, 5);
+  ASSERT_EQ(ibat_resolve_sync(h, &seven, nullptr, &got), IBAT_OK);
+  EXPECT_EQ(got.dlid, 7);
+  const protocol::TableHits report = report_on_close();
+  EXPECT_EQ(report.hits, 3u);
+  EXPECT_EQ(report.generation, table->writer().generation());
+  ASSERT_EQ(report.slots.size(), 2u);
+  EXPECT_EQ(table->writer().key_at(report.slots[0], report.generation),
+            shm::TableKey::of(kLocal, path_to(5).dgid, core::Pkey{0xFFFF}));
+}
+
+// A grown table the handle may not trust (writable by others) is not followed: the old one, now
+// empty, answers nothing and the socket answers.
+TEST_F(SharedTable, AGrownTableThatIsNotTrustedIsNotFollowed) {
+  open();
+  ibat_target five = gid_target(path_to(5).dgid);
+  ibat_path got{};
+  ASSERT_EQ(ibat_resolve_sync(h, &five, nullptr, &got), IBAT_OK);
+  std::string error;
+  ASSERT_TRUE(table->grow(error)) << error;
+  ASSERT_EQ(::chmod(shm::table_path_for_socket(server.path()).c_str(), 0666), 0);
+  EXPECT_EQ(ibat_resolve_sync(h, &five, nullptr, &got), IBAT_ENORECORD);
 }
 
 TEST_F(SharedTable, AMissLeavesThePathUntouched) {

@@ -543,6 +543,34 @@ TEST_F(ServiceTest, SharedTableHoldsTheValidPathsAndFollowsFlushAndSmChange) {
   EXPECT_FALSE(lookup(gid(0xB)));
 }
 
+// The table starts at its smallest and grows as paths are published: a reader of the first one
+// learns it moved, and the file at the path holds every path in no more slots than two per path,
+// rounded up to a power of two.
+TEST_F(ServiceTest, SharedTableGrowsWithThePathsItHolds) {
+  start();
+  const std::string table_path = shm::table_path_for_socket(config_.server.socket);
+  std::string error;
+  auto first = shm::open_table_file(table_path, ::geteuid(), error);
+  ASSERT_TRUE(first) << error;
+  EXPECT_EQ(first->reader.slot_count(), shm::kMinSlots);
+  Client c(config_.server.socket);
+  constexpr std::uint16_t kPaths = 20;
+  for (std::uint16_t n = 1; n <= kPaths; ++n) warm(c, n, gid(0x100 + n), static_cast<std::uint16_t>(10 + n));
+  on_loop([] {});
+  EXPECT_EQ(on_loop([&] { return service_->table_published(); }), kPaths);
+  EXPECT_TRUE(first->reader.moved());
+  auto grown = shm::open_table_file(table_path, ::geteuid(), error);
+  ASSERT_TRUE(grown) << error;
+  EXPECT_FALSE(grown->reader.moved());
+  EXPECT_EQ(grown->reader.slot_count(), 64u);
+  EXPECT_EQ(std::filesystem::file_size(table_path), shm::table_bytes(64));
+  for (std::uint16_t n = 1; n <= kPaths; ++n) {
+    auto hit = grown->reader.lookup(grown->reader.key_for(gid(0x100 + n), nullptr, nullptr));
+    ASSERT_TRUE(hit) << n;
+    EXPECT_EQ(hit->path.decode(), path_to(gid(0x100 + n), static_cast<std::uint16_t>(10 + n)));
+  }
+}
+
 TEST_F(ServiceTest, WatchStreamsEvents) {
   start();
   Client c(config_.server.socket);

@@ -3,7 +3,8 @@
 // writer thread publishes, replaces, removes and clears while reader threads look up. Every answer
 // must be a record the writer really wrote for that key (all fields match the version it names),
 // no older than a removal or clear that finished before the lookup began, and no newer than the
-// writer has published.
+// writer has published. The second test does the same while the writer also grows the table's file
+// (a larger file renamed over the path, the old one marked moved) and the readers follow it.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,8 +12,11 @@
 #include <random>
 #include <thread>
 
+#include <unistd.h>
+
 #include "shm/path_table_reader.h"
 #include "shm/path_table_writer.h"
+#include "shm/table_file.h"
 #include "table_test_support.h"
 
 namespace ibat::shm {
@@ -104,6 +108,113 @@ TEST(PathTableConcurrency, ReadersSeeOnlyRecordsTheWriterWrote) {
   }
   EXPECT_EQ(found, writer.size());
   RecordProperty("concurrent_hits", std::to_string(hits.load()));
+}
+
+// A reader as libibat is one: it maps the file and, when the generation changes and the table is
+// marked moved, maps the path again.
+struct FollowingReader {
+  std::string path;
+  MappedTable table;
+  std::uint64_t generation = 0;
+  int follows = 0;
+
+  static MappedTable map(const std::string& path) {
+    for (;;) {
+      std::string error;
+      auto table = open_table_file(path, ::geteuid(), error);
+      EXPECT_TRUE(table) << error;
+      if (!table->reader.moved()) return std::move(*table);
+    }
+  }
+  explicit FollowingReader(std::string p) : path(std::move(p)), table(map(path)) {}
+  const PathTableReader& reader() {
+    const std::uint64_t now = table.reader.generation();
+    if (now != generation) {
+      generation = now;
+      if (table.reader.moved()) {
+        table = map(path);
+        generation = table.reader.generation();
+        ++follows;
+      }
+    }
+    return table.reader;
+  }
+};
+
+TEST(PathTableConcurrency, ReadersFollowTheTableAsItGrowsAndSeeOnlyRecordsTheWriterWrote) {
+  constexpr int kGrowEvery = kWriterOps / 10;  // besides the growths the load asks for
+  constexpr std::uint32_t kLargest = 1U << 16;
+  char dir[] = "/tmp/ibat-table-grow.XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/table";
+  std::string error;
+  auto file = TableFile::create(path, kMinSlots, kLargest, error);
+  ASSERT_TRUE(file) << error;
+  FollowingReader first(path);  // maps the first table; read again only once the writer is done
+  Shared shared;
+
+  std::thread writer_thread([&] {
+    std::minstd_rand rng(13);
+    std::uint64_t version = 0;
+    std::string grow_error;
+    for (int op = 0; op < kWriterOps; ++op) {
+      const std::uint32_t n = static_cast<std::uint32_t>(rng() % kKeys);
+      const auto what = rng() % 100;
+      if (op % kGrowEvery == kGrowEvery - 1) file->grow(grow_error);
+      if (what < 80) {
+        ++version;
+        shared.published[n].store(version, std::memory_order_release);
+        if (file->writer().wants_larger_table_for(key_of(n))) file->grow(grow_error);
+        file->writer().publish(key_of(n), path_of(n, version), version);
+      } else if (what < 99) {
+        file->writer().remove(key_of(n));
+        shared.floor[n].store(version, std::memory_order_release);
+      } else {
+        file->writer().clear();
+        for (auto& f : shared.floor) f.store(version, std::memory_order_release);
+      }
+    }
+    shared.done.store(true, std::memory_order_release);
+  });
+
+  std::atomic<std::uint64_t> hits{0};
+  std::atomic<int> follows{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < kReaders; ++r) {
+    readers.emplace_back([&, r] {
+      FollowingReader following(path);
+      std::uint32_t n = static_cast<std::uint32_t>(r);
+      std::uint64_t local = 0;
+      while (!shared.done.load(std::memory_order_acquire)) {
+        n = (n + 7) % kKeys;
+        const std::uint64_t floor_before = shared.floor[n].load(std::memory_order_acquire);
+        local += check_lookup(following.reader(), shared, n, floor_before);
+      }
+      hits += local;
+      follows += following.follows;
+    });
+  }
+  writer_thread.join();
+  for (auto& t : readers) t.join();
+
+  // Quiescent: a reader that mapped the first table follows every growth to the last one and finds
+  // exactly what the writer holds, at its last version.
+  EXPECT_GE(file->writer().slot_count(), kMinSlots << 10) << "the writer grew the table";
+  EXPECT_GT(follows.load(), 0);
+  const PathTableReader& reader = first.reader();
+  EXPECT_EQ(reader.slot_count(), file->writer().slot_count());
+  std::uint32_t found = 0;
+  for (std::uint32_t n = 0; n < kKeys; ++n) {
+    auto hit = reader.lookup(key_of(n));
+    ASSERT_EQ(hit.has_value(), file->writer().contains(key_of(n))) << n;
+    if (!hit) continue;
+    ++found;
+    EXPECT_EQ(hit->path.decode(), path_of(n, shared.published[n].load()));
+  }
+  EXPECT_EQ(found, file->writer().size());
+  RecordProperty("concurrent_hits", std::to_string(hits.load()));
+  file.reset();
+  ::rmdir(dir);
 }
 
 }  // namespace

@@ -144,6 +144,47 @@ TEST(PathTable, SlotBeingWrittenIsAMiss) {
   EXPECT_FALSE(t.reader->lookup(key_of(1)));
 }
 
+TEST(PathTable, ANewKeyPastHalfTheSlotsOrWithAFullWindowWantsALargerTable) {
+  Table t(16);
+  for (std::uint32_t n = 0; n < 8; ++n) {
+    EXPECT_FALSE(t.writer.wants_larger_table_for(key_of(n))) << n;
+    ASSERT_TRUE(t.writer.publish(key_of(n), path_of(n, 1), 5));
+  }
+  EXPECT_TRUE(t.writer.wants_larger_table_for(key_of(8))) << "a 9th key in 16 slots";
+  EXPECT_FALSE(t.writer.wants_larger_table_for(key_of(3))) << "a key already published takes no room";
+  ASSERT_TRUE(t.writer.remove(key_of(0)));
+  EXPECT_FALSE(t.writer.wants_larger_table_for(key_of(8)));
+}
+
+TEST(PathTable, ALargerTableGetsEveryPathAndTheDefaultsAndTheOldOneIsMarkedMoved) {
+  Table small(16);
+  small.writer.set_defaults(test::gid_of(0), core::Pkey{0x8001});
+  for (std::uint32_t n = 0; n < 8; ++n) ASSERT_TRUE(small.writer.publish(key_of(n), path_of(n, 3), 100 + n));
+  auto memory = table_memory(64);
+  PathTableWriter larger(memory.data(), 64, small.writer.generation() + 1);
+  small.writer.copy_into(larger);
+  EXPECT_EQ(larger.size(), 8u);
+  std::string error;
+  auto reader = PathTableReader::open(memory.data(), table_bytes(64), error);
+  ASSERT_TRUE(reader) << error;
+  EXPECT_FALSE(reader->moved());
+  EXPECT_EQ(reader->defaults().pkey, 0x8001);
+  EXPECT_EQ(reader->key_for(test::gid_of(9), nullptr, nullptr), TableKey::of(test::gid_of(0), test::gid_of(9), core::Pkey{0x8001}));
+  for (std::uint32_t n = 0; n < 8; ++n) {
+    auto hit = reader->lookup(key_of(n));
+    ASSERT_TRUE(hit) << n;
+    EXPECT_EQ(hit->path.decode(), path_of(n, 3));
+    EXPECT_EQ(hit->produced_ms, 100u + n);
+    EXPECT_EQ(larger.key_at(hit->slot, hit->generation), key_of(n));
+  }
+  const std::uint64_t before = small.reader->generation();
+  EXPECT_FALSE(small.reader->moved());
+  small.writer.mark_moved();
+  EXPECT_TRUE(small.reader->moved());
+  EXPECT_NE(small.reader->generation(), before) << "readers learn of the move by the generation";
+  for (std::uint32_t n = 0; n < 8; ++n) EXPECT_FALSE(small.reader->lookup(key_of(n))) << n;
+}
+
 std::string open_error(const void* memory, std::size_t size) {
   std::string error;
   EXPECT_FALSE(PathTableReader::open(memory, size, error));
@@ -166,6 +207,8 @@ TEST(PathTable, OpenRefusesWhatIsNotATableOfThisVersion) {
   header->slot_count = 64;
   header->version = 1;  // the layout before slots held the finished path
   EXPECT_NE(open_error(memory.data(), table_bytes(64)).find("version 1"), std::string::npos);
+  header->version = 3;  // the layout before tables grew: its readers never look at `moved`
+  EXPECT_NE(open_error(memory.data(), table_bytes(64)).find("version 3"), std::string::npos);
   header->version = kVersion;
   header->slot_size = 64;
   EXPECT_NE(open_error(memory.data(), table_bytes(64)).find("is not version"), std::string::npos);
