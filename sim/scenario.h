@@ -67,7 +67,7 @@ struct Scenario {
   double start_spread_s = 1.0;
   // boot and warm_s: each daemon starts knowing the subnet's size, as from its warm-cache snapshot
   // or Policy::expected_subnet_ports (which the run sets), so that its first table takes its place
-  // in the subnet's spread (Policy::table_spread_paths_per_s); no snapshot's entries are loaded.
+  // in the subnet's spread (Policy::in_use_window_paths_per_s); no snapshot's entries are loaded.
   bool known_subnet = false;
   // The ServiceID each connect carries, as rdma_cm's do: none (IPoIB-like), per_process (an
   // ephemeral TCP port for each (destination, rank), which no QoS range names), or storage

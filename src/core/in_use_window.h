@@ -4,7 +4,7 @@
 // ahead of the GetTables that renew the rest, since the SA serves one FIFO queue and a GET behind
 // every host's table would wait for all of them. No host sees the others' renewals, so the window
 // is sized from its own: n hosts x its own paths in use, each GET costing the SA kGetCostPaths
-// paths of a table at the speed Policy::table_spread_paths_per_s assumes. Each host renews at its
+// paths of a table at the speed Policy::in_use_window_paths_per_s assumes. Each host renews at its
 // place in the window (a uniform draw per move), and its GetTable waits 1.5 x the window after the
 // move. This is the one admission rule that still assumes an SA speed; docs/scale.md ("sm-restart
 // with new LIDs at 10,000") measures the ways tried to do without it, none of which held.
@@ -23,7 +23,7 @@ class InUseWindow {
   // A path a request used this recently is in use (the cache's shield from eviction, too).
   static constexpr Duration kInUse = std::chrono::seconds(60);
   // What a GET costs the SA in paths of a table: OpenSM's work per query over its work per path,
-  // with the margin table_spread_paths_per_s keeps (the figures: docs/design.md §3 item 8).
+  // with the margin in_use_window_paths_per_s keeps (the figures: docs/design.md §3 item 8).
   static constexpr double kGetCostPaths = 6.0;
 
   // Our LIDs moved at `now`; `draw` in [0, 1) is this host's place in the window.

@@ -54,10 +54,10 @@ std::string Policy::validate() const {
            ms_text(max_request_timeout) + ")";
   if (provisional_ttl < Duration::zero())
     return "provisional_ttl must be >= 0 (got " + ms_text(provisional_ttl) + ")";
-  if (!std::isfinite(table_spread_paths_per_s) || table_spread_paths_per_s < 0 ||
-      (table_spread_paths_per_s > 0 && table_spread_paths_per_s < 1000) || table_spread_paths_per_s > 1e9)
-    return "table_spread_paths_per_s must be 0 or in [1000, 1000000000] (got " +
-           std::to_string(table_spread_paths_per_s) + ")";
+  if (!std::isfinite(in_use_window_paths_per_s) || in_use_window_paths_per_s < 0 ||
+      (in_use_window_paths_per_s > 0 && in_use_window_paths_per_s < 1000) || in_use_window_paths_per_s > 1e9)
+    return "in_use_window_paths_per_s must be 0 or in [1000, 1000000000] (got " +
+           std::to_string(in_use_window_paths_per_s) + ")";
   if (expected_subnet_ports > 10'000'000)
     return "expected_subnet_ports must be in [0, 10000000] (got " + std::to_string(expected_subnet_ports) + ")";
   if (!default_pkey.is_valid())

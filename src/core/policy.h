@@ -19,7 +19,7 @@ namespace ibat::core {
 using namespace std::chrono_literals;
 
 // Whether a port's whole subnet is asked in one GetTable when the port becomes usable and after
-// every SM change (docs/design.md, "Prefetch"), or paths are asked one GET at a time on use.
+// every SM change (docs/design.md, "Admission of a port's SA traffic, as states"), or paths are asked one GET at a time on use.
 enum class Prefetch { off, subnet };
 std::string_view to_string(Prefetch p);                          // "off", "subnet"
 std::optional<Prefetch> prefetch_from_string(std::string_view s);  // the same names
@@ -31,7 +31,7 @@ struct Policy {
   std::uint32_t sa_max_inflight = 64;   // queries in flight per port
   double sa_rate = 1000.0;              // new queries per second (token bucket rate)
   std::uint32_t sa_burst = 100;         // token bucket depth
-  bool sa_adaptive = true;              // pace queries by the SA's round trips and losses (SaPacer)
+  bool sa_adaptive = true;              // pace GETs by the SA's round trips and losses (SaPacer); false: the bucket alone
   Duration retry_base = 250ms;          // first retry delay after a failed query
   Duration retry_max = 8s;              // cap of the exponential backoff
   std::uint32_t retry_count = 4;        // query-level retries before the key is failed
@@ -45,10 +45,15 @@ struct Policy {
   Duration provisional_ttl = 30s;       // how long an ARP-built path may be served without an SA answer
   Pkey default_pkey{0xFFFF};
   Prefetch prefetch = Prefetch::subnet;  // one GetTable per (port, SM): the subnet on default_pkey
-  // An SA path rate the subnet's window for renewing the paths in use after a LID move is derived
-  // from (docs/design.md, "Prefetch"); it also sizes an unknown subnet first (0: never asked). The
-  // tables go by the table gate (core/table_gate.h), the late GETs by their deadlines, not by it.
-  double table_spread_paths_per_s = 250'000.0;
+  // The SA's speed, in paths of a GetTable per second, that the in-use window assumes: after the SM
+  // moved the LIDs, every host renews the paths it used in the last minute by GET at its place in
+  // a window of n hosts x its paths in use at this speed, ahead of the tables (core/in_use_window.h,
+  // docs/design.md "Admission"). The one admission rule that assumes an SA speed: too high a value
+  // squeezes the renewals together and lets the tables in among them (old DLIDs served longer);
+  // too low spreads them thinner than the SA needs. It also decides whether an unknown subnet's
+  // size is asked first (0: no window, never asked). Config key in_use_window_paths_per_s
+  // (table_spread_paths_per_s, its name before 0.2.0, is still read).
+  double in_use_window_paths_per_s = 250'000.0;
   // The subnet's end ports as the operator knows them, for a port that has not yet learnt them
   // from a table or a warm cache (a diskless host's first start): 0, unknown, asks at once.
   std::uint32_t expected_subnet_ports = 0;

@@ -9,8 +9,7 @@ namespace ibat::core {
 
 Resolver::Impl::Impl(const Policy& p, const Clock& c, QuerySink& s, std::uint64_t seed)
     : policy(p), clock(c), sink(s), prng(seed),
-      admission(p, c.now(), seed ^ 0x5A9ACE5EEDULL), table_gate(seed ^ 0x7AB1E6A7EULL),
-      subnet_size(p.expected_subnet_ports) {}
+      scheduler(p, c.now(), seed ^ 0x5A9ACE5EEDULL, seed ^ 0x7AB1E6A7EULL) {}
 
 Resolver::Resolver(const Policy& policy, const Clock& clock, QuerySink& sink, std::uint64_t seed)
     : impl_(std::make_unique<Impl>(policy, clock, sink, seed)) {}
@@ -73,14 +72,8 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
   }
   if (!m.in_use_aside.empty()) consider(m.awaiting_table() ? m.in_use_release_at() : m.now());
   if (auto t = m.table_wakeup()) consider(*t);
-  // The earliest time any non-empty send queue may send, as pump() asks it (outdated items make
-  // it at worst a tick too early): a late GET due by its deadlines may go before a waited one.
   if (m.port_active) {
-    const SendLoad load = m.send_load();
-    for (Traffic kind : kTrafficByPriority) {
-      if (m.queue_empty(kind)) continue;
-      if (auto at = m.admission.earliest(kind, load, m.now())) consider(*at);
-    }
+    if (auto at = m.scheduler.get_wakeup(m.now(), m.inflight.size(), m)) consider(*at);
   }
   return next;
 }
@@ -91,15 +84,15 @@ Stats Resolver::stats() const {
   s.pending = impl_->pending.size();
   s.inflight = impl_->inflight.size();
   s.neighbours = impl_->neighbours.size();
-  s.sa_window = impl_->admission.window();
-  s.sa_turns_waited_max = impl_->waited_queue.lone_wait_max();
+  s.sa_window = impl_->scheduler.window();
+  s.sa_turns_waited_max = impl_->scheduler.lone_wait_max();
   return s;
 }
 
 Resolver::TableSizes Resolver::table_sizes() const {
   const Impl& m = *impl_;
   return {.pending = m.pending.size(), .deadlines = m.deadlines.size(), .jobs = m.jobs.size(),
-          .queued = m.queued(), .lid_failures = m.lid_failures.size()};
+          .queued = m.scheduler.queued(), .lid_failures = m.lid_failures.size()};
 }
 
 const Policy& Resolver::policy() const { return impl_->policy; }
@@ -107,8 +100,7 @@ const Policy& Resolver::policy() const { return impl_->policy; }
 void Resolver::set_policy(const Policy& policy) {
   Impl& m = *impl_;
   m.policy = policy;
-  m.admission.configure(policy, m.now());
-  m.subnet_size = std::max<std::size_t>(m.subnet_size, policy.expected_subnet_ports);
+  m.scheduler.configure(policy, m.now());
   if (policy.prefetch == Prefetch::off) m.drop_table();
   m.make_room();
   m.settle();
@@ -181,7 +173,7 @@ void Resolver::Impl::note_change(const CacheEntry& e, EntryState old_state, Lid 
 
 bool Resolver::Impl::lids_moved_under(const CacheEntry& e) const {
   // The SLID test keeps a path the new SM already answered (before we saw our LID move) served.
-  const std::optional<TimePoint> moved_at = in_use_window.moved_at();
+  const std::optional<TimePoint> moved_at = scheduler.in_use().moved_at();
   return moved_at && e.state != EntryState::valid && e.produced < *moved_at && port &&
          e.path.slid != port->lid;
 }
@@ -265,12 +257,11 @@ void Resolver::Impl::wait_on_job(RequestId id, Pending&& p, const JobKey& key) {
     if (job.state == JobState::queued && job.traffic == Traffic::background) {  // promoted (a late one keeps its pace)
       job.traffic = Traffic::waited;
       job.requester = p.request.requester;
-      waited_queue.push_back(job.requester, {job_id, job.queue_seq});
-      compact_waited();
+      scheduler.promote(job.requester, {job_id, job.queue_seq}, *this);
     }
   } else {
     job_id = create_job(key, p.request.requester);
-    if (!park_for_table(job_id, p)) enqueue(job_id, true);
+    if (!park_for_table(job_id, p)) enqueue(job_id, Traffic::waited);
   }
   ++stats.misses;
   jobs.at(job_id).waiters.push_back(id);
@@ -373,14 +364,13 @@ void Resolver::Impl::flush_outbox() {
       if (path_observer) path_observer(*change);
     } else if (auto* stored = std::get_if<PathStored>(&item)) {
       if (store_observer) store_observer(*stored);
-    } else if (auto* table = std::get_if<TableQuery>(&item)) {
-      if (sink.send_table_query(*table)) ++stats.sa_tables;
-      else table_unsent(table->id);
+    } else if (auto* table_query = std::get_if<TableQuery>(&item)) {
+      if (sink.send_table_query(*table_query)) ++stats.sa_tables;
+      else table_unsent(table_query->id);
     } else if (auto* size = std::get_if<SubnetSizeQuery>(&item)) {
-      if (!sink.send_size_query(*size) && size_query == size->id) {
+      if (!sink.send_size_query(*size) && scheduler.table().asking_size(size->id)) {
         // The table goes unspread, now: this is the flush of the tick that asked the size.
-        size_query = 0;
-        size_settled = true;
+        scheduler.table().on_size_result(size->id, SubnetTable::SizeOutcome::settled, 0, TimePoint{});
         send_table();
       }
     } else {

@@ -22,7 +22,7 @@ void Resolver::Impl::schedule_revalidation_all() {
     }
   });
   next_revalidation = t + prng.uniform(Duration::zero(), policy.revalidate_jitter);
-  in_use_first = in_use_window.moved_at().has_value();
+  in_use_first = scheduler.in_use().moved_at().has_value();
 }
 
 // Queries waiting out their backoff failed against the SM that is gone (or the SA in its first
@@ -42,7 +42,7 @@ void Resolver::Impl::retry_now() {
 void Resolver::on_sm_changed() {
   Impl& m = *impl_;
   ++m.stats.sm_changes;
-  m.admission.on_sm_changed(m.now());
+  m.scheduler.on_sm_changed(m.now());
   m.retry_now();
   m.schedule_revalidation_all();
   m.want_table();
@@ -55,7 +55,7 @@ void Resolver::on_local_port(const LocalPort& port) {
   m.port = port;
   if (!port.active) {
     if (m.port_active) m.requeue_inflight();
-    if (m.table_query != 0) m.want_table();  // its answer would be lost: asked again once up
+    if (m.scheduler.table().state() == TableState::in_flight) m.want_table();  // its answer would be lost: asked again once up
     m.port_active = false;
     m.settle();
     return;
@@ -74,7 +74,7 @@ void Resolver::on_local_port(const LocalPort& port) {
   if (lid_changed) {
     ++m.stats.lid_changes;
     // Paths from before carry old LIDs: held on use (docs/design.md §3).
-    m.in_use_window.on_lids_moved(m.now(), m.prng.uniform01());
+    m.scheduler.in_use().on_lids_moved(m.now(), m.prng.uniform01());
     m.requeue_inflight();       // their answers would too: ask again
   }
   // Paths carry our SLID, and the fabric may have changed while the port was down.
@@ -280,7 +280,7 @@ void Resolver::load_stale(const std::vector<CacheEntryView>& views) {
     m.cache.index_lid(i);
     loaded.push_back(key);
   }
-  m.subnet_size = std::max(m.subnet_size, usable.size());
+  m.scheduler.table().learn_size(usable.size());
   if (m.revalidation_schedule.empty()) m.next_revalidation = t + m.prng.uniform(Duration::zero(), m.policy.revalidate_jitter);
   m.revalidation_schedule.insert(m.revalidation_schedule.end(), loaded.rbegin(), loaded.rend());
   m.settle();

@@ -18,12 +18,10 @@
 
 #include "core/backoff.h"
 #include "core/fair_queue.h"
-#include "core/in_use_window.h"
 #include "core/neighbour_table.h"
 #include "core/path_cache.h"
 #include "core/resolver.h"
-#include "core/sa_admission.h"
-#include "core/table_gate.h"
+#include "core/sa_scheduler.h"
 
 namespace ibat::core {
 
@@ -80,6 +78,9 @@ struct Job {
   Requester requester;          // whose turn a waited GET of it takes: the waiter that made it waited
   TimePoint retry_at{};
   TimePoint sent_at{};          // of the query in flight
+
+  // The queue its GET joins outside a wait for the table: waited while a request waits on it.
+  Traffic waited_or_background() const { return waiters.empty() ? Traffic::background : Traffic::waited; }
 };
 
 struct Pending {
@@ -90,8 +91,6 @@ struct Pending {
   bool waits_for_port = false;  // no source GID yet: waiting for the first local port report
   bool stale_fallback = false;  // held on a stale entry whose LIDs moved: its path if no fresh one
 };
-
-using SendQueue = std::deque<std::pair<JobId, std::uint64_t>>;  // (job, its queue_seq)
 
 struct CompletionCall {
   Completion done;
@@ -110,7 +109,7 @@ inline ResolveResult failure(Error error) {
   return r;
 }
 
-struct Resolver::Impl {
+struct Resolver::Impl final : SaScheduler::Jobs {
   Impl(const Policy& p, const Clock& c, QuerySink& s, std::uint64_t seed);
 
   // resolver.cpp: requests.
@@ -145,30 +144,18 @@ struct Resolver::Impl {
   // at_head: a retry goes ahead of its queue, where it was when it was sent (its waiters have
   // waited longest); anything else joins the back.
   void enqueue(JobId id, Traffic traffic, bool at_head = false);
-  void enqueue(JobId id, bool urgent) { enqueue(id, urgent ? Traffic::waited : Traffic::background); }
   void enqueue_for_cache(const JobKey& key);  // a background job (revalidation, prefetch)
-  void compact_queue(SendQueue& queue);
-  void compact_waited();
   // A send-queue item is live while its job is queued under that item's seq (not re-queued since).
   bool live(JobId id, std::uint64_t seq) const {
     auto it = jobs.find(id);
     return it != jobs.end() && it->second.state == JobState::queued && it->second.queue_seq == seq;
   }
-  // The same test of a queue's item, for every send queue (SendQueue and FairQueue items alike).
-  auto live_item() const {
-    return [this](const FairQueue::Item& item) { return live(item.first, item.second); };
-  }
-  // A queue holding more items than this is swept of its dead ones: each stays within 2 x jobs + 64.
-  bool needs_sweep(std::size_t items) const { return items > 2 * jobs.size() + 64; }
-  bool live_front(SendQueue& queue);  // drops the dead items at its front: is one left?
-  // The queue of a traffic kind, the waited one fair among requesters (pump, next_wakeup).
-  bool live_front(Traffic kind);      // the next item to send, dead ones dropped: is one left?
-  JobId pop_front(Traffic kind);      // takes it (after live_front(kind))
-  bool queue_empty(Traffic kind) const;
-  std::size_t queued() const;         // items in all queues, dead ones included
+  // What the scheduler asks of the jobs (SaScheduler::Jobs).
+  bool live(const SaScheduler::Item& item) const override { return live(item.first, item.second); }
+  std::optional<TimePoint> first_deadline(JobId id) const override;
+  std::size_t count() const override { return jobs.size(); }
   void remember_lid_failure(const LidKey& key, TimePoint until, Error error);
   void start_revalidation(PathCache::Index i);
-  SendLoad send_load() const;  // what the admission needs of our state now
   void pump();
   void send_query(JobId id);
   void accept(JobId id, const PathRecord& path, PathOrigin origin = PathOrigin::sa_get);
@@ -204,26 +191,21 @@ struct Resolver::Impl {
   // most until kTableWaitReserve before the waiter's deadline; false: it goes by GET now.
   bool park_for_table(JobId id, const Pending& p);
   void enqueue_late(JobId id) { enqueue(id, Traffic::late); }  // its wait for the table is over
-  // When the next late GET is due: the late GETs go, in their queue's order, no later than an even
-  // schedule from late_from that sends each by its latest time (its first deadline less
-  // kTableWaitReserve); nullopt: none queued.
-  std::optional<TimePoint> late_due() const;
   void shorten_table_wait(JobId id, const Pending& p);  // a waiter with an earlier deadline joined
   void release_table_waits();        // the table answered or none comes: the parked jobs go by GET
   void release_table_waits_late();   // a probe found the SA's queue long: the parked jobs go late
   void apply_table(const std::vector<PathRecord>& paths);
-  // A table that would be spread over a subnet of unknown size asks the size first, once.
-  bool size_wanted() const { return policy.table_spread_paths_per_s > 0 && subnet_size == 0 && !size_settled; }
-  void ask_size();
+  void cancel(const std::vector<QueryId>& queries);  // the table's, through the outbox
+  // An in-use window needs the subnet's size: a table of a subnet of unknown size asks it first.
+  bool window_needs_size() const { return policy.in_use_window_paths_per_s > 0; }
   // While a GetTable is wanted or in flight, the GET revalidation schedule waits for it.
-  bool awaiting_table() const { return table_query != 0 || table_wanted; }
-  // Whether the wanted table can go once the gate opens (a usable port with a GID, no size query in flight).
-  bool table_ready() const { return table_wanted && size_query == 0 && port && port_active && !port->gid.is_zero(); }
-  void send_probe();                   // one GET of our path to ourselves: the SA's queue now
-  void cancel_probe();
-  std::optional<TimePoint> table_wakeup() const;  // when send_table has something to do
+  bool awaiting_table() const { return scheduler.table().awaited(); }
+  bool port_usable() const { return port && port_active && !port->gid.is_zero(); }
+  std::optional<TimePoint> table_wakeup() const {  // when send_table has something to do
+    return scheduler.table().wakeup(now(), port_usable(), window_needs_size());
+  }
   TimePoint in_use_release_at() const {  // after a LID move: this host's place in the in-use window
-    return in_use_window.release_at(subnet_size, policy.table_spread_paths_per_s);
+    return scheduler.in_use().release_at(scheduler.table().subnet_size(), policy.in_use_window_paths_per_s);
   }
 
   // resolver_events.cpp: fabric events, flush, snapshot.
@@ -243,10 +225,8 @@ struct Resolver::Impl {
   Prng prng;
   PathCache cache;
   NeighbourTable neighbours;
-  SaAdmission admission;
-  TableGate table_gate;
+  SaScheduler scheduler;  // what goes to the SA and when: the GETs' queues, the GetTable, the in-use window
   std::optional<LocalPort> port;  // unknown until the first on_local_port (then assumed usable)
-  InUseWindow in_use_window;  // when our own LID last changed (the SM moved the LIDs), and its window
   bool port_active = true;
   std::optional<BroadcastParams> broadcast;
   PathObserver path_observer;
@@ -269,43 +249,14 @@ struct Resolver::Impl {
   using MinHeap = std::priority_queue<Timed, std::vector<Timed>, std::greater<>>;
   std::set<Timed> deadlines;  // (deadline, RequestId) of every pending request, and nothing else
   MinHeap retries;    // (retry_at, JobId)
-  // By Traffic; the waited GETs are in waited_queue instead, round robin among their requesters.
-  std::array<SendQueue, kTrafficByPriority.size()> send_queues;
-  FairQueue waited_queue;
-  SendQueue& send_queue(Traffic t) { return send_queues[static_cast<std::size_t>(t)]; }
-  const SendQueue& send_queue(Traffic t) const { return send_queues[static_cast<std::size_t>(t)]; }
   std::deque<PathKey> revalidation_schedule;  // most recently used first
   TimePoint next_revalidation{};
-  TimePoint late_from{};  // the last late GET sent, or when the late queue last filled from empty
 
-  // GetTable ids have their own counter, marked by the top bit: never equal to a GET's.
-  static constexpr QueryId kTableQueryBit = QueryId{1} << 63;
-  QueryId next_table = 1;
-  QueryId table_query = 0;   // the GetTable in flight, 0 if none
-  QueryId probe_query = 0;   // the table gate's probe in flight, 0 if none (ids from next_table)
-  bool table_wanted = false;  // a GetTable is to be sent once the port can (and table_retry_at passed)
-  std::uint32_t table_attempts = 0;  // unanswered GetTables since it was wanted
-  TimePoint table_retry_at{};
-  TimePoint table_wanted_at{};
-  std::size_t subnet_size = 0;   // end ports of the subnet as last seen: the last table, the warm cache
-  QueryId size_query = 0;        // the SubnetSizeQuery in flight, 0 if none (ids from next_table)
-  bool size_settled = false;     // the size was asked and answered, refused or given up: not again
-  std::uint32_t size_attempts = 0;  // its unanswered attempts (retried as a table is)
   bool in_use_first = false;      // LIDs moved: set_aside_in_use runs at the next tick
   std::deque<PathKey> in_use_aside;  // those not yet asked (release_in_use)
   // Entries one make_room() passes over (moved to the recent end) before it gives up: a miss's cost
   // stays bounded, and the next call goes on where this one stopped.
   static constexpr std::size_t kPassOverBudget = 64;
-  // What a request parked for the GetTable keeps for its GET if the table is not in by then: the
-  // pacer's pace through a window of them, and a retry. A request allowed less waits for no table.
-  static constexpr Duration kTableWaitReserve = std::chrono::seconds(15);
-  // The late GETs' schedule looks this many jobs into the late queue, so that a send decision
-  // costs the same at any queue length; the rest are taken to be due with the last of those (the
-  // queue runs about earliest deadline first: no later than theirs).
-  static constexpr std::size_t kLateLookahead = 64;
-  TableQuery table_sent;      // the question of the one in flight
-  TimePoint table_sent_at{};
-
   std::vector<Outgoing> outbox;
   bool draining = false;
   RequestId next_request = 1;

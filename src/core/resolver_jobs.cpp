@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// Resolver jobs: one query (plus retries) per destination key, the send queues the SaAdmission
-// lets go (pump), query results, backoff, negative caching and the cache-entry bookkeeping that
+// Resolver jobs: one query (plus retries) per destination key, sent when the SaScheduler lets
+// it go (pump), query results, backoff, negative caching and the cache-entry bookkeeping that
 // goes with them.
 #include <algorithm>
 #include <cstring>
@@ -58,31 +58,13 @@ void Resolver::Impl::enqueue(JobId id, Traffic traffic, bool at_head) {
   job.state = JobState::queued;
   job.traffic = traffic;
   ++job.queue_seq;
-  if (traffic == Traffic::waited) {
-    if (at_head) waited_queue.push_front(job.requester, {id, job.queue_seq});
-    else waited_queue.push_back(job.requester, {id, job.queue_seq});
-    return compact_waited();
-  }
-  SendQueue& queue = send_queue(traffic);
-  if (traffic == Traffic::late && !live_front(queue)) late_from = now();  // the late GETs' schedule starts
-  if (at_head) queue.emplace_front(id, job.queue_seq); else queue.emplace_back(id, job.queue_seq);
-  compact_queue(queue);
+  scheduler.queue(traffic, job.requester, {id, job.queue_seq}, at_head, now(), *this);
 }
 
 void Resolver::Impl::enqueue_for_cache(const JobKey& key) {
   JobId id = create_job(key);
   jobs.at(id).for_cache = true;
-  enqueue(id, false);
-}
-
-// Items of destroyed or re-queued jobs are skipped when they reach the front; a queue that holds
-// mostly such items is swept, so that each queue stays within 2 x jobs + 64 items.
-void Resolver::Impl::compact_queue(SendQueue& queue) {
-  if (needs_sweep(queue.size())) std::erase_if(queue, std::not_fn(live_item()));
-}
-
-void Resolver::Impl::compact_waited() {
-  if (needs_sweep(waited_queue.size())) waited_queue.compact(live_item());
+  enqueue(id, Traffic::background);
 }
 
 void Resolver::Impl::start_revalidation(PathCache::Index i) {
@@ -92,60 +74,18 @@ void Resolver::Impl::start_revalidation(PathCache::Index i) {
   enqueue_for_cache(JobKey::for_path(e.key));
 }
 
-SendLoad Resolver::Impl::send_load() const {
-  const bool awaited = awaiting_table();  // late_due() only matters then (SaAdmission)
-  return {.inflight = inflight.size(), .table_awaited = awaited, .late_due = awaited ? late_due() : std::nullopt};
+std::optional<TimePoint> Resolver::Impl::first_deadline(JobId id) const {
+  const Job& job = jobs.at(id);
+  if (job.waiters.empty()) return std::nullopt;
+  TimePoint deadline = TimePoint::max();
+  for (RequestId w : job.waiters) deadline = std::min(deadline, pending.at(w).deadline);
+  return deadline;
 }
 
-bool Resolver::Impl::live_front(SendQueue& queue) {
-  while (!queue.empty()) {
-    auto [id, seq] = queue.front();
-    if (live(id, seq)) return true;
-    queue.pop_front();
-  }
-  return false;
-}
-
-bool Resolver::Impl::live_front(Traffic kind) {
-  if (kind != Traffic::waited) return live_front(send_queue(kind));
-  return waited_queue.live_front(live_item());
-}
-
-JobId Resolver::Impl::pop_front(Traffic kind) {
-  if (kind == Traffic::waited) return waited_queue.pop_front().first;
-  SendQueue& queue = send_queue(kind);
-  const JobId id = queue.front().first;
-  queue.pop_front();
-  return id;
-}
-
-bool Resolver::Impl::queue_empty(Traffic kind) const {
-  return kind == Traffic::waited ? waited_queue.empty() : send_queue(kind).empty();
-}
-
-std::size_t Resolver::Impl::queued() const {
-  std::size_t n = waited_queue.size();
-  for (const SendQueue& queue : send_queues) n += queue.size();
-  return n;
-}
-
-// The highest-priority queue with a live item that the admission lets be picked now goes first;
-// when the admission holds its next GET, nothing goes until next_wakeup().
+// The scheduler says which GET goes; nothing goes until next_wakeup() when it holds them.
 void Resolver::Impl::pump() {
   if (!port_active) return;
-  while (true) {
-    const SendLoad load = send_load();
-    const TimePoint t = now();
-    const auto kind = std::find_if(kTrafficByPriority.begin(), kTrafficByPriority.end(), [&](Traffic k) {
-      return admission.eligible(k, load, t) && live_front(k);
-    });
-    if (kind == kTrafficByPriority.end()) return;
-    const std::optional<TimePoint> at = admission.earliest(*kind, load, t);
-    if (!at || *at > t) return;
-    admission.on_sent(t);
-    if (*kind == Traffic::late) late_from = t;
-    send_query(pop_front(*kind));
-  }
+  while (const std::optional<JobId> id = scheduler.next_get(now(), inflight.size(), *this)) send_query(*id);
 }
 
 void Resolver::Impl::send_query(JobId id) {
@@ -164,9 +104,9 @@ void Resolver::Impl::send_query(JobId id) {
 
 void Resolver::on_query_result(QueryId query, const QueryResult& result) {
   Impl& m = *impl_;
-  if (query != 0 && query == m.probe_query) {  // the table gate's: the SA's queue, not a path
-    m.probe_query = 0;
-    if (!m.table_gate.on_probe_result(m.now(), result.error == Error::timeout)) m.release_table_waits_late();
+  // The table gate's probe: the SA's queue, not a path.
+  if (auto opened = m.scheduler.table().on_probe_result(query, m.now(), result.error == Error::timeout)) {
+    if (!*opened) m.release_table_waits_late();
     m.settle();
     return;
   }
@@ -176,7 +116,7 @@ void Resolver::on_query_result(QueryId query, const QueryResult& result) {
   m.inflight.erase(it);
   Job& job = m.jobs.at(id);
   job.query = 0;
-  m.admission.on_result(job.sent_at, m.now(), result.error == Error::timeout);  // also BUSY
+  m.scheduler.on_get_result(job.sent_at, m.now(), result.error == Error::timeout);  // also BUSY
   if (result.error == Error::ok) {
     const PathRecord& p = result.path;
     bool matches = job.key.by_lid ? p.dlid == job.key.dlid : p.dgid == job.key.dgid;
@@ -233,7 +173,7 @@ void Resolver::Impl::handle_failure(JobId id, Error error) {
   Job& job = jobs.at(id);
   if (abandoned(job)) return destroy_job(id);  // nobody waits: no retry, nothing learnt
   if (!port_active) {  // not the destination's fault: ask again once the port is back
-    enqueue(id, !job.waiters.empty());
+    enqueue(id, job.waited_or_background());
     return;
   }
   if (error != Error::no_record && job.attempts < policy.retry_count) {
@@ -301,8 +241,7 @@ void Resolver::Impl::release_retries(TimePoint t) {
       continue;
     }
     const bool late = it->second.traffic == Traffic::late && awaiting_table();
-    const bool waited = !it->second.waiters.empty();
-    enqueue(id, late ? Traffic::late : waited ? Traffic::waited : Traffic::background, true);
+    enqueue(id, late ? Traffic::late : it->second.waited_or_background(), true);
   }
 }
 
@@ -340,7 +279,7 @@ void Resolver::Impl::set_aside_in_use(TimePoint t) {
     revalidation_schedule.pop_front();
   }
   revalidation_schedule.insert(revalidation_schedule.begin(), kept.begin(), kept.end());
-  in_use_window.found_in_use(moved);
+  scheduler.in_use().found_in_use(moved);
 }
 
 // The paths set aside go by GET at this host's place in the window, or at once when no table
@@ -389,7 +328,7 @@ void Resolver::Impl::restart_or_drop_job(JobId id) {
   }
   job.attempts = 0;
   if (job.waiters.empty()) destroy_job(id);
-  else enqueue(id, true);
+  else enqueue(id, Traffic::waited);
 }
 
 void Resolver::Impl::requeue_inflight() {
@@ -402,7 +341,7 @@ void Resolver::Impl::requeue_inflight() {
   inflight.clear();
   for (JobId id : requeue) {
     if (abandoned(jobs.at(id))) destroy_job(id);
-    else enqueue(id, !jobs.at(id).waiters.empty());
+    else enqueue(id, jobs.at(id).waited_or_background());
   }
 }
 

@@ -78,7 +78,7 @@ void SaPacer::on_loss(TimePoint sent, TimePoint now) {
 void SaPacer::end_round(TimePoint now) {
   if (delay_samples_ > 0) {
     const double delay = round_delay_s_;
-    const double target = seconds(kTargetDelay);
+    const double target = seconds(kSaQueueTarget);
     const double base = seconds(min_rtt_);
     if (delay > target) {
       window_ *= std::max(0.5, 1.0 - kDelayBeta * (delay - target) / delay);

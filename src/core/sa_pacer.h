@@ -8,11 +8,11 @@
 //
 // Loss halves the window (once for the queries in flight then). Once per round trip, from the
 // smallest queueing delay d of its answers (a standing queue, not one slow answer): d above
-// kTargetDelay shrinks the window in proportion to the excess; d below kTargetDelay / 10 (no
+// kSaQueueTarget shrinks the window in proportion to the excess; d below kSaQueueTarget / 10 (no
 // queue to speak of) grows it by kMaxGrowth; in between, FAST TCP's update w <- w/2 + (w * base / rtt + kQueueShare) / 2 holds kQueueShare of this node's queries in the
 // SA's queue, which shares the SA fairly among any number of nodes (all see the same d) and keeps
-// the queue at N x kQueueShare: 20 ms of OpenSM's work at 10,000 nodes, inside the target, so
-// that the nodes settle in this fair update rather than in the cuts above it. Every send waits
+// the queue at N x kQueueShare queries, to stay inside the target at the subnet sizes ibat serves
+// (docs/scale.md), so that the nodes settle in this fair update rather than in the cuts above it. Every send waits
 // srtt / window after the last, at most kMaxGap (a window below 1 is a pace: one query per
 // 1/window round trips, at least one a second), each gap drawn from [0.5, 1.5] x its length
 // (seeded), so nodes do not move in step. The owner's token bucket (Policy::sa_rate / sa_burst)
@@ -24,12 +24,12 @@
 
 #include "core/backoff.h"
 #include "core/clock.h"
+#include "core/sa_queue_target.h"
 
 namespace ibat::core {
 
 class SaPacer {
  public:
-  static constexpr Duration kTargetDelay = std::chrono::milliseconds(25);  // SA queueing aimed at
   static constexpr double kInitialWindow = 1.0;
   static constexpr double kMinWindow = 1.0 / 1024;  // one query per 1,024 round trips
   static constexpr double kMaxGrowth = 0.5;          // per round trip, queueing < target / 10

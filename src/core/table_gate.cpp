@@ -36,7 +36,7 @@ bool TableGate::on_probe_result(TimePoint now, bool lost) {
   if (!probing_) return open_;
   probing_ = false;
   const Duration waited = now - probe_sent_;
-  if (!lost && waited < kTarget) {
+  if (!lost && waited < kSaQueueTarget) {
     open_ = true;
     return true;
   }

@@ -3,7 +3,7 @@
 // probe's round trip shows it, never on an assumed SA speed. Every host of a subnet wants its
 // table at the same moment (power-on, SM change), n tables of n paths: sent at once they queue
 // past OpenSM's 10 s FIFO timeout. So while a table is wanted the port probes the SA with one
-// GET (the path to itself) and sends the table only when that probe waited less than kTarget in
+// GET (the path to itself) and sends the table only when that probe waited less than kSaQueueTarget in
 // the SA's queue; otherwise it probes again after a wait at least as long as the queue it saw,
 // doubled after each probe that found it too long, never more than kQueueDrains x the queue it
 // last saw (so that the last tables follow a fast SA's drain), each drawn from [0.5, 1.5] x its
@@ -19,20 +19,20 @@
 
 #include "core/backoff.h"
 #include "core/clock.h"
+#include "core/sa_queue_target.h"
 
 namespace ibat::core {
 
 class TableGate {
  public:
-  // The SA queueing a table may still be sent into: the SaPacer's target (its GETs see the same
-  // queue; a table that waits for less does not push them above theirs). It assumes a GET alone is
-  // answered well inside it (OpenSM: about 20 us): an SA slower than that per GET gets no table.
-  static constexpr Duration kTarget = std::chrono::milliseconds(25);
+  // A table goes when its probe waited less than kSaQueueTarget, the SaPacer's target (its GETs see
+  // the same queue; a table that waits for less does not push them above theirs). An SA whose lone
+  // GET takes longer than the target gets no table: its GETs serve the port.
   // The subnet's first probes, one per end port, this far apart on average: 1,000 GETs a second,
-  // about 2 % of OpenSM's GET rate.
+  // a small share of what an SA answers, so that probing costs the SA little at any subnet size.
   static constexpr Duration kProbeSlot = std::chrono::milliseconds(1);
   // A probe's wait is at most this many times the queue it saw: by then the SA has drained that
-  // queue several times, so the last tables follow a fast SA (picked from runs: docs/scale.md).
+  // queue several times, so the last tables follow a fast SA (docs/scale.md measures the choice).
   static constexpr int kQueueDrains = 4;
 
   explicit TableGate(std::uint64_t seed) : prng_(seed) {}

@@ -104,8 +104,8 @@ struct FabricPort::Impl {
   }
 
   // Every host of the subnet sees the new SM at once; their subscriptions and broadcast-group
-  // reads together would queue at the SA ahead of the GETs renewing the paths in use (12,000 MADs,
-  // 250 ms of OpenSM's work at 4,000 hosts). Each goes at a random time within sm_refresh_spread
+  // reads together would queue at the SA ahead of the GETs renewing the paths in use (a few MADs
+  // per host, so a queue that grows with the subnet: docs/scale.md). Each goes at a random time within sm_refresh_spread
   // while HCA port events are live: CLIENT_REREGISTER then tells of an SM that restarts again
   // within it. Without events that restart would be seen only through our subscriptions: at once.
   void refresh_later() {

@@ -28,8 +28,8 @@ struct RetryPolicy {
   }
 };
 
-// The MAD timers of a GetTable: the SA computes a whole subnet's records for it (3.33 us each,
-// OpenSM) and computes them again for every resend, and the SA's kernel resends a lost RMPP
+// The MAD timers of a GetTable: the SA computes a whole subnet's records for it (docs/design.md
+// gives OpenSM's time per record) and computes them again for every resend, and the SA's kernel resends a lost RMPP
 // segment only after 2 s without its ACK (mad_rmpp.c); so its first wait is 20 x a GET's (4 s at
 // the default 200 ms) and it is sent at most twice (the Resolver asks a lost table again, with backoff).
 // That is the least; TableTimer raises it to the records the SA computes for it at its measured speed.

@@ -10,8 +10,8 @@
 // an answer to a first attempt times the round trip again. The floor bounds each attempt from
 // below; it does not multiply the back-off (a GET's four attempts wait at most 4 x 2 s).
 // Without it, a queue at the SA deeper than the fixed 200 ms timer has every MAD sent again, and
-// OpenSM computes every resend anew: at 10,000 hosts that load is what collapses a job start
-// (docs/scale.md). Pure, so that ibat-sim (sim/round_trips.h) times its MADs with the same rule.
+// OpenSM computes every resend anew: at scale that load is what collapses a job start
+// (docs/scale.md measures it). Pure, so that ibat-sim (sim/round_trips.h) times its MADs with the same rule.
 #pragma once
 
 #include <algorithm>

@@ -112,6 +112,7 @@ const std::vector<KeySpec>& key_specs() {
               1, 65'535),
       real_key("policy", "sa_rate", [](DaemonConfig& c) -> FieldPtr { return &c.policy.sa_rate; }, 0.1, 1e6),
       int_key("policy", "sa_burst", [](DaemonConfig& c) -> FieldPtr { return &c.policy.sa_burst; }, 1, 1'000'000),
+      bool_key("policy", "sa_adaptive", [](DaemonConfig& c) -> FieldPtr { return &c.policy.sa_adaptive; }, true),
       duration_key("policy", "retry_base_ms", [](DaemonConfig& c) -> FieldPtr { return &c.policy.retry_base; },
                    kMilli, 1, 600'000),
       duration_key("policy", "retry_max_ms", [](DaemonConfig& c) -> FieldPtr { return &c.policy.retry_max; },
@@ -134,8 +135,8 @@ const std::vector<KeySpec>& key_specs() {
       duration_key("policy", "provisional_ttl_s", [](DaemonConfig& c) -> FieldPtr { return &c.policy.provisional_ttl; },
                    kSecond, 0, kDay),
       KeySpec{"policy", "prefetch", [](DaemonConfig& c) -> FieldPtr { return &c.policy.prefetch; }},
-      real_key("policy", "table_spread_paths_per_s",
-               [](DaemonConfig& c) -> FieldPtr { return &c.policy.table_spread_paths_per_s; }, 0.0, 1e9),
+      real_key("policy", "in_use_window_paths_per_s",
+               [](DaemonConfig& c) -> FieldPtr { return &c.policy.in_use_window_paths_per_s; }, 0.0, 1e9),
       int_key("policy", "default_pkey", [](DaemonConfig& c) -> FieldPtr { return &c.policy.default_pkey; },
               0x0001, 0xFFFF, true, IntFormat::hex),
       // An IdRange list: hex (ServiceIDs) or decimal (QoS classes) tells the two apart.
@@ -205,6 +206,17 @@ const std::vector<KeySpec>& key_specs() {
   };
   return specs;
 }
+
+// Keys renamed since a release: the old name is still read, as the new one (a packaged conffile an
+// operator edited keeps the old name across an upgrade, and --check-config must not fail on it).
+struct KeyAlias {
+  std::string_view section;
+  std::string_view old_name;
+  std::string_view name;
+};
+constexpr std::array<KeyAlias, 1> kKeyAliases = {{
+    {"policy", "table_spread_paths_per_s", "in_use_window_paths_per_s"},  // renamed in 0.2.0: it spreads no tables
+}};
 
 constexpr std::array<std::string_view, 5> kSections = {"policy", "fabric", "server", "snapshot", "linux"};
 
@@ -468,6 +480,12 @@ bool apply_value(const KeySpec& k, const toml::node& node, DaemonConfig& config)
 
 void apply_key(const KeySpec& k, const toml::node& node, const Place& place, Parse& parse) {
   std::string name = full_name(k);
+  // TOML refuses a key set twice; a key and its old name (kKeyAliases) are refused here.
+  if (auto seen = parse.places.find(name); seen != parse.places.end() && place.order != kAfterFile) {
+    parse.error(place.order, fmt::format("{}: {} is set twice (also at {}; one of them by its old name): keep one",
+                                         place.where, name, seen->second.where));
+    return;
+  }
   parse.places[name] = place;
   if (!apply_value(k, node, parse.config)) {
     parse.bad_keys.push_back(name);
@@ -477,6 +495,9 @@ void apply_key(const KeySpec& k, const toml::node& node, const Place& place, Par
 }
 
 const KeySpec* find_spec(std::string_view section, std::string_view name) {
+  for (const auto& alias : kKeyAliases) {
+    if (alias.section == section && alias.old_name == name) name = alias.name;
+  }
   for (const auto& k : key_specs()) {
     if (k.section == section && k.name == name) return &k;
   }

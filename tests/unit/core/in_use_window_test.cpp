@@ -30,7 +30,7 @@ TEST(InUseWindow, TheWindowIsTheSubnetsGetsAtTheAssumedSpeed) {
   // 1,000 hosts x 64 GETs x 6 paths / 250,000 paths a second.
   EXPECT_EQ(w.length(1000, 250'000), 1536ms);
   EXPECT_EQ(w.length(4000, 250'000), 6144ms);
-  EXPECT_EQ(w.length(1000, 0), Duration::zero());  // table_spread_paths_per_s = 0: no window
+  EXPECT_EQ(w.length(1000, 0), Duration::zero());  // in_use_window_paths_per_s = 0: no window
   w.found_in_use(10);  // a later walk that found fewer keeps the largest count
   EXPECT_EQ(w.length(1000, 250'000), 1536ms);
 }

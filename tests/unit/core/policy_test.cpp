@@ -36,10 +36,10 @@ TEST(Policy, MessagesNameTheFieldAndRange) {
   p.request_timeout = 0s;
   EXPECT_NE(p.validate().find("request_timeout must be > 0"), std::string::npos);
   p = Policy{};
-  p.table_spread_paths_per_s = 500;  // would spread a 1,000-port subnet's tables over 2,000 s
-  EXPECT_NE(p.validate().find("table_spread_paths_per_s must be 0 or in [1000, 1000000000]"), std::string::npos)
+  p.in_use_window_paths_per_s = 500;  // would spread a 1,000-port subnet's tables over 2,000 s
+  EXPECT_NE(p.validate().find("in_use_window_paths_per_s must be 0 or in [1000, 1000000000]"), std::string::npos)
       << p.validate();
-  p.table_spread_paths_per_s = 0;  // off
+  p.in_use_window_paths_per_s = 0;  // off
   EXPECT_EQ(p.validate(), "");
   p.expected_subnet_ports = 10'000'001;
   EXPECT_NE(p.validate().find("expected_subnet_ports must be in [0, 10000000]"), std::string::npos) << p.validate();

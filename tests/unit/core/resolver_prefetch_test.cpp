@@ -364,7 +364,7 @@ TEST_F(ResolverPrefetchTest, WithoutAnAnswerToTheSizeTheTableGoesUnspread) {
 // GETs for its paths in use are 100 x 2 x 6 paths of work, 1.2 s; each host asks its own at its
 // place in that window, and the tables wait 1.8 s, then spread over 100^2 / 1,000 - 2 s = 8 s.
 TEST_F(ResolverPrefetchTest, AfterNewLidsThePathsInUseGoAtTheirPlaceInTheSubnetsWindowAndTheTablesAfter) {
-  policy.table_spread_paths_per_s = 1000;
+  policy.in_use_window_paths_per_s = 1000;
   Duration first_get = Duration::max(), last_get = Duration::zero();
   for (std::uint64_t seed = 1; seed <= 16; ++seed) {
     sink.sent.clear();

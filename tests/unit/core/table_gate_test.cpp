@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// TableGate: a wanted table goes only once a probe found the SA's queue shorter than kTarget; a
+// TableGate: a wanted table goes only once a probe found the SA's queue shorter than kSaQueueTarget; a
 // probe that finds it longer sets the next one at least that far off, doubling after each, never
 // more than kQueueDrains x what it saw; the subnet's first probes are spread over n x kProbeSlot,
 // after what the caller holds them for.
@@ -36,7 +36,7 @@ TEST(TableGate, AProbeThatFindsTheQueueShortOpensTheGate) {
   gate.want(at(10s), 0, at(10s));
   ASSERT_TRUE(gate.probe_due());
   EXPECT_EQ(*gate.probe_due(), at(10s));  // a subnet of unknown size: at once
-  EXPECT_TRUE(probe(gate, TableGate::kTarget - 1ms));
+  EXPECT_TRUE(probe(gate, kSaQueueTarget - 1ms));
   EXPECT_TRUE(gate.open());
   EXPECT_FALSE(gate.probe_due());
   gate.clear();

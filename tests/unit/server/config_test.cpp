@@ -129,12 +129,33 @@ TEST(Config, NumberRangeAndNonFiniteAreRejected) {
               HasSubstr("policy.sa_rate = nan"));
   EXPECT_THAT(only_error(parse_config("[policy]\nrevalidate_per_s = inf\n", "t.toml")),
               HasSubstr("policy.revalidate_per_s = inf"));
-  EXPECT_THAT(only_error(parse_config("[policy]\ntable_spread_paths_per_s = -1\n", "t.toml")),
-              HasSubstr("policy.table_spread_paths_per_s = -1"));
+  EXPECT_THAT(only_error(parse_config("[policy]\nin_use_window_paths_per_s = -1\n", "t.toml")),
+              HasSubstr("policy.in_use_window_paths_per_s = -1"));
   EXPECT_THAT(only_error(parse_config("[policy]\nexpected_subnet_ports = -1\n", "t.toml")),
               HasSubstr("policy.expected_subnet_ports = -1: expected an integer in [0, 10000000]"));
+  EXPECT_THAT(only_error(parse_config("[policy]\nin_use_window_paths_per_s = 500\n", "t.toml")),
+              HasSubstr("in_use_window_paths_per_s must be 0 or in [1000, 1000000000]"));
+}
+
+// The SaPacer can be turned off (the token bucket alone), as the simulator's --pace fixed does.
+TEST(Config, SaAdaptiveIsAKey) {
+  auto r = parse_config("[policy]\nsa_adaptive = false\n", "t.toml");
+  ASSERT_TRUE(r.ok()) << r.errors.front();
+  EXPECT_FALSE(r.config.policy.sa_adaptive);
+  EXPECT_TRUE(parse_config("", "t.toml").config.policy.sa_adaptive);
+}
+
+// An upgraded host's edited conffile keeps the key's name before 0.2.0: it is read as the new key,
+// its errors name the new key, and setting both is an error naming both places.
+TEST(Config, RenamedKeyIsReadByItsOldName) {
+  auto old_name = parse_config("[policy]\ntable_spread_paths_per_s = 125000\n", "t.toml");
+  ASSERT_TRUE(old_name.errors.empty()) << old_name.errors.front();
+  EXPECT_EQ(old_name.config.policy.in_use_window_paths_per_s, 125000.0);
   EXPECT_THAT(only_error(parse_config("[policy]\ntable_spread_paths_per_s = 500\n", "t.toml")),
-              HasSubstr("table_spread_paths_per_s must be 0 or in [1000, 1000000000]"));
+              HasSubstr("in_use_window_paths_per_s must be 0 or in [1000, 1000000000]"));
+  EXPECT_THAT(only_error(parse_config("[policy]\nin_use_window_paths_per_s = 125000\ntable_spread_paths_per_s = 125000\n",
+                                      "t.toml")),
+              HasSubstr("t.toml:3:28: policy.in_use_window_paths_per_s is set twice (also at t.toml:2:29"));
 }
 
 TEST(Config, PkeyWithZeroBaseIsRejected) {

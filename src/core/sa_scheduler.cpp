@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// One port's SA scheduler (see sa_scheduler.h).
+#include "core/sa_scheduler.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace ibat::core {
+
+SaScheduler::SaScheduler(const Policy& policy, TimePoint now, std::uint64_t admission_seed, std::uint64_t table_seed)
+    : admission_(policy, now, admission_seed), table_(table_seed, policy.expected_subnet_ports) {}
+
+void SaScheduler::configure(const Policy& policy, TimePoint now) {
+  admission_.configure(policy, now);
+  table_.learn_size(policy.expected_subnet_ports);
+}
+
+// Items of destroyed or re-queued jobs are skipped when they reach the front; a queue that holds
+// mostly such items is swept, so that each queue stays within 2 x jobs + 64 items.
+void SaScheduler::queue(Traffic kind, Requester requester, Item item, bool at_head, TimePoint now, const Jobs& jobs) {
+  const auto live = [&jobs](const Item& i) { return jobs.live(i); };
+  const std::size_t bound = 2 * jobs.count() + 64;
+  if (kind == Traffic::waited) {
+    if (at_head) waited_.push_front(requester, item);
+    else waited_.push_back(requester, item);
+    if (waited_.size() > bound) waited_.compact(live);
+    return;
+  }
+  SendQueue& q = queue_of(kind);
+  if (kind == Traffic::late && !live_front(kind, jobs)) late_from_ = now;  // the late GETs' schedule starts
+  if (at_head) q.push_front(item);
+  else q.push_back(item);
+  if (q.size() > bound) std::erase_if(q, std::not_fn(live));
+}
+
+void SaScheduler::promote(Requester requester, Item item, const Jobs& jobs) {
+  waited_.push_back(requester, item);
+  if (waited_.size() > 2 * jobs.count() + 64) waited_.compact([&jobs](const Item& i) { return jobs.live(i); });
+}
+
+bool SaScheduler::live_front(Traffic kind, const Jobs& jobs) {
+  if (kind == Traffic::waited) return waited_.live_front([&jobs](const Item& i) { return jobs.live(i); });
+  SendQueue& q = queue_of(kind);
+  while (!q.empty()) {
+    if (jobs.live(q.front())) return true;
+    q.pop_front();
+  }
+  return false;
+}
+
+SaScheduler::JobId SaScheduler::pop_front(Traffic kind) {
+  if (kind == Traffic::waited) return waited_.pop_front().first;
+  SendQueue& q = queue_of(kind);
+  const JobId id = q.front().first;
+  q.pop_front();
+  return id;
+}
+
+bool SaScheduler::empty(Traffic kind) const {
+  return kind == Traffic::waited ? waited_.empty() : queue_of(kind).empty();
+}
+
+std::size_t SaScheduler::queued() const {
+  std::size_t n = waited_.size();
+  for (const SendQueue& q : queues_) n += q.size();
+  return n;
+}
+
+SendLoad SaScheduler::load(std::size_t inflight, const Jobs& jobs) const {
+  const bool awaited = table_.awaited();  // late_due() only matters then (SaAdmission)
+  return {.inflight = inflight, .table_awaited = awaited, .late_due = awaited ? late_due(jobs) : std::nullopt};
+}
+
+// The highest-priority queue with a live item that the admission lets be picked now goes first;
+// when the admission holds its next GET, nothing goes until get_wakeup().
+std::optional<SaScheduler::JobId> SaScheduler::next_get(TimePoint now, std::size_t inflight, const Jobs& jobs) {
+  const SendLoad l = load(inflight, jobs);
+  const auto kind = std::find_if(kTrafficByPriority.begin(), kTrafficByPriority.end(), [&](Traffic k) {
+    return admission_.eligible(k, l, now) && live_front(k, jobs);
+  });
+  if (kind == kTrafficByPriority.end()) return std::nullopt;
+  const std::optional<TimePoint> at = admission_.earliest(*kind, l, now);
+  if (!at || *at > now) return std::nullopt;
+  admission_.on_sent(now);
+  if (*kind == Traffic::late) late_from_ = now;
+  return pop_front(*kind);
+}
+
+// The earliest time any non-empty send queue may send, as next_get() asks it: a late GET due by
+// its deadlines may go before a waited one.
+std::optional<TimePoint> SaScheduler::get_wakeup(TimePoint now, std::size_t inflight, const Jobs& jobs) const {
+  std::optional<TimePoint> next;
+  const SendLoad l = load(inflight, jobs);
+  for (Traffic kind : kTrafficByPriority) {
+    if (empty(kind)) continue;
+    if (auto at = admission_.earliest(kind, l, now); at && (!next || *at < *next)) next = at;
+  }
+  return next;
+}
+
+// The requests that could not wait for the table have deadlines, and nothing else says when their
+// GETs must go: the table will bring their paths, and behind the other hosts' tables the SaPacer
+// would hold them as long as the SA's queue is long. So each is due by an even schedule that
+// sends the queued ones, in order, each by its latest time, and not sooner. The k-th of them,
+// latest at L_k, allows (L_k - late_from) / k a GET; the schedule takes the least. No SA speed
+// is assumed.
+std::optional<TimePoint> SaScheduler::late_due(const Jobs& jobs) const {
+  const SendQueue& q = queue_of(Traffic::late);
+  std::optional<Duration> gap;
+  std::size_t k = 0;
+  for (const Item& item : q) {
+    if (!jobs.live(item)) continue;
+    const std::optional<TimePoint> deadline = jobs.first_deadline(item.first);
+    if (!deadline) continue;
+    const Duration slack = *deadline - kTableWaitReserve - late_from_;
+    if (slack <= Duration::zero()) return late_from_;
+    ++k;
+    // Past the lookahead, every job still queued (at most q.size()) is taken to be due then.
+    const auto ahead = static_cast<Duration::rep>(k == kLateLookahead ? q.size() : k);
+    gap = std::min(gap.value_or(Duration::max()), slack / ahead);
+    if (k == kLateLookahead) break;
+  }
+  if (!gap) return std::nullopt;
+  return late_from_ + *gap;
+}
+
+}  // namespace ibat::core

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// One port's SA scheduler (docs/design.md, "Admission of a port's SA traffic, as states"): every
+// SA transaction the port's Resolver sends is decided here. It holds the GETs' send queues (waited,
+// late, background), the subnet's GetTable with its probes and size query (core::SubnetTable) and
+// the in-use window after a LID move (core::InUseWindow), and answers the two questions the
+// Resolver asks before it sends anything: what may go now (next_get, and the table's step) and
+// when to ask again (wakeup). It learns from what the Resolver tells it: a GET or a table sent,
+// answered or lost, an SM change. The send rule itself is core::SaAdmission (window, pace, token
+// bucket), as Linux's TCP asks its tcp_congestion_ops; the late GETs go by their deadlines.
+// It holds only the jobs' (id, queue_seq) items; what it needs to know of a job it asks the
+// Resolver through Jobs. Pure: time comes from the caller.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <deque>
+#include <optional>
+#include <utility>
+
+#include "core/clock.h"
+#include "core/fair_queue.h"
+#include "core/in_use_window.h"
+#include "core/policy.h"
+#include "core/sa_admission.h"
+#include "core/subnet_table.h"
+
+namespace ibat::core {
+
+class SaScheduler {
+ public:
+  using JobId = std::uint64_t;
+  using Item = FairQueue::Item;  // (job, its queue_seq)
+  using SendQueue = std::deque<Item>;
+
+  // What the scheduler asks of the Resolver's jobs.
+  class Jobs {
+   public:
+    virtual ~Jobs() = default;
+    // The item is still its job's place in a queue (the job is queued under that seq).
+    virtual bool live(const Item& item) const = 0;
+    // The earliest deadline of the job's waiters; nullopt: nobody waits on it.
+    virtual std::optional<TimePoint> first_deadline(JobId id) const = 0;
+    virtual std::size_t count() const = 0;  // jobs in all: each queue stays within 2 x count + 64 items
+  };
+
+  // What a request parked for the GetTable keeps for its GET if the table is not in by then: the
+  // pacer's pace through a window of them, and a retry. A request allowed less waits for no table.
+  static constexpr Duration kTableWaitReserve = std::chrono::seconds(15);
+  // The late GETs' schedule looks this many jobs into the late queue, so that a send decision
+  // costs the same at any queue length; the rest are taken to be due with the last of those (the
+  // queue runs about earliest deadline first: no later than theirs).
+  static constexpr std::size_t kLateLookahead = 64;
+
+  SaScheduler(const Policy& policy, TimePoint now, std::uint64_t admission_seed, std::uint64_t table_seed);
+  void configure(const Policy& policy, TimePoint now);  // SIGHUP: the bucket keeps its tokens
+
+  // ---- GETs ----
+  // A job's GET joins the queue of `kind` (at_head: a retry, where it was when it was sent).
+  void queue(Traffic kind, Requester requester, Item item, bool at_head, TimePoint now, const Jobs& jobs);
+  // A background GET a request now waits on joins the waited queue too (it keeps its place there).
+  void promote(Requester requester, Item item, const Jobs& jobs);
+  // The GET that goes now, taken from its queue and counted as sent; nullopt: none may go now.
+  // `inflight`: this port's GETs in flight.
+  std::optional<JobId> next_get(TimePoint now, std::size_t inflight, const Jobs& jobs);
+  // The earliest time a queued GET may go (outdated items make it at worst a tick too early).
+  std::optional<TimePoint> get_wakeup(TimePoint now, std::size_t inflight, const Jobs& jobs) const;
+  // A GET sent at `sent` was answered, or `lost` (a timeout after the fabric's resends, or BUSY).
+  void on_get_result(TimePoint sent, TimePoint now, bool lost) { admission_.on_result(sent, now, lost); }
+  // A GetTable sent at `sent` was lost: the SA's overload signal as much as a lost GET.
+  void on_table_lost(TimePoint sent, TimePoint now) { admission_.on_table_lost(sent, now); }
+  void on_sm_changed(TimePoint now) { admission_.on_sm_changed(now); }
+
+  // ---- the subnet's GetTable and the in-use window, its parts ----
+  SubnetTable& table() { return table_; }
+  const SubnetTable& table() const { return table_; }
+  InUseWindow& in_use() { return in_use_; }
+  const InUseWindow& in_use() const { return in_use_; }
+
+  std::uint32_t window() const { return admission_.window(); }  // Stats::sa_window
+  std::uint64_t lone_wait_max() const { return waited_.lone_wait_max(); }
+  std::size_t queued() const;  // items in all queues, dead ones included
+
+ private:
+  SendQueue& queue_of(Traffic t) { return queues_[static_cast<std::size_t>(t)]; }
+  const SendQueue& queue_of(Traffic t) const { return queues_[static_cast<std::size_t>(t)]; }
+  bool live_front(Traffic kind, const Jobs& jobs);  // the next item, dead ones dropped: is one left?
+  JobId pop_front(Traffic kind);
+  bool empty(Traffic kind) const;
+  SendLoad load(std::size_t inflight, const Jobs& jobs) const;
+  // When the next late GET is due: the late GETs go, in their queue's order, no later than an even
+  // schedule from late_from_ that sends each by its latest time (its first deadline less
+  // kTableWaitReserve); nullopt: none queued.
+  std::optional<TimePoint> late_due(const Jobs& jobs) const;
+
+  SaAdmission admission_;
+  SubnetTable table_;
+  InUseWindow in_use_;
+  // By Traffic; the waited GETs are in waited_ instead, round robin among their requesters.
+  std::array<SendQueue, kTrafficByPriority.size()> queues_;
+  FairQueue waited_;
+  TimePoint late_from_{};  // the last late GET sent, or when the late queue last filled from empty
+};
+
+}  // namespace ibat::core
