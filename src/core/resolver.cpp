@@ -18,7 +18,7 @@ Resolver::~Resolver() = default;
 
 RequestId Resolver::resolve(const ResolveRequest& request, Completion done) {
   Impl& m = *impl_;
-  RequestId id = m.next_request++;
+  RequestId id = m.next_id.request++;
   ++m.stats.resolves;
   Duration timeout = std::min(request.timeout.value_or(m.policy.request_timeout), m.policy.max_request_timeout);
   Pending p{std::move(done), m.now() + timeout, 0, request};
@@ -65,12 +65,9 @@ std::optional<TimePoint> Resolver::next_wakeup() const {
     if (!next || t < *next) next = t;
   };
   if (!m.deadlines.empty()) consider(m.deadlines.begin()->first);
-  if (!m.retries.empty()) consider(m.retries.top().first);
-  if (!m.revalidation_schedule.empty()) {
-    if (!m.awaiting_table()) consider(m.next_revalidation);
-    else if (m.in_use_first) consider(m.now());
-  }
-  if (!m.in_use_aside.empty()) consider(m.awaiting_table() ? m.in_use_release_at() : m.now());
+  if (auto t = m.scheduler.retry_wakeup()) consider(*t);
+  if (auto t = m.scheduler.revalidation_wakeup(m.now(), !m.revalidation_schedule.empty(), !m.in_use_aside.empty()))
+    consider(*t);
   if (auto t = m.table_wakeup()) consider(*t);
   if (m.port_active) {
     if (auto at = m.scheduler.get_wakeup(m.now(), m.inflight.size(), m)) consider(*at);
@@ -165,7 +162,7 @@ bool Resolver::Impl::refresh_servable(CacheEntry& e) {
 // Reported for default paths only: a WATCH event names (SGID, DGID, P_Key), and the paths kept
 // apart for a ServiceID or QoS class move with the default path of the same destination.
 void Resolver::Impl::note_change(const CacheEntry& e, EntryState old_state, Lid old_dlid) {
-  if (!path_observer || !e.key.qos.is_default()) return;
+  if (!observers.path || !e.key.qos.is_default()) return;
   outbox.emplace_back(PathChange{.sgid = e.key.sgid, .dgid = e.key.dgid, .pkey = e.key.pkey,
                                  .old_state = old_state, .state = e.state, .old_dlid = old_dlid,
                                  .dlid = e.has_path() ? e.path.dlid : Lid{}});
@@ -361,9 +358,9 @@ void Resolver::Impl::flush_outbox() {
     } else if (auto* query = std::get_if<PathQuery>(&item)) {
       sink.send_path_query(*query);
     } else if (auto* change = std::get_if<PathChange>(&item)) {
-      if (path_observer) path_observer(*change);
+      if (observers.path) observers.path(*change);
     } else if (auto* stored = std::get_if<PathStored>(&item)) {
-      if (store_observer) store_observer(*stored);
+      if (observers.store) observers.store(*stored);
     } else if (auto* table_query = std::get_if<TableQuery>(&item)) {
       if (sink.send_table_query(*table_query)) ++stats.sa_tables;
       else table_unsent(table_query->id);

@@ -21,8 +21,8 @@ void Resolver::Impl::schedule_revalidation_all() {
       revalidation_schedule.push_back(e.key);
     }
   });
-  next_revalidation = t + prng.uniform(Duration::zero(), policy.revalidate_jitter);
-  in_use_first = scheduler.in_use().moved_at().has_value();
+  scheduler.start_revalidations(t, prng);
+  scheduler.set_aside_in_use_first(scheduler.in_use().moved_at().has_value());
 }
 
 // Queries waiting out their backoff failed against the SM that is gone (or the SA in its first
@@ -35,7 +35,7 @@ void Resolver::Impl::retry_now() {
     if (job.state != JobState::backoff) continue;  // a parked job waits for the new SM's table
     job.attempts = 0;
     job.retry_at = t;
-    retries.emplace(t, id);
+    scheduler.retry_at(t, id);
   }
 }
 
@@ -130,11 +130,11 @@ void Resolver::on_gid_in_service(const Gid& gid) {
 
 void Resolver::on_broadcast_params(const BroadcastParams& params) { impl_->broadcast = params; }
 
-void Resolver::set_path_observer(PathObserver observer) { impl_->path_observer = std::move(observer); }
+void Resolver::set_path_observer(PathObserver observer) { impl_->observers.path = std::move(observer); }
 
-void Resolver::set_store_observer(StoreObserver observer) { impl_->store_observer = std::move(observer); }
+void Resolver::set_store_observer(StoreObserver observer) { impl_->observers.store = std::move(observer); }
 
-void Resolver::use_request_ids_from(RequestId first) { impl_->next_request = first; }
+void Resolver::use_request_ids_from(RequestId first) { impl_->next_id.request = first; }
 
 std::optional<PathRecord> Resolver::Impl::provisional_path(const PathKey& key, Lid source_lid) const {
   if (!broadcast || !port) return std::nullopt;
@@ -281,7 +281,7 @@ void Resolver::load_stale(const std::vector<CacheEntryView>& views) {
     loaded.push_back(key);
   }
   m.scheduler.table().learn_size(usable.size());
-  if (m.revalidation_schedule.empty()) m.next_revalidation = t + m.prng.uniform(Duration::zero(), m.policy.revalidate_jitter);
+  if (m.revalidation_schedule.empty()) m.scheduler.start_revalidations(t, m.prng);
   m.revalidation_schedule.insert(m.revalidation_schedule.end(), loaded.rbegin(), loaded.rend());
   m.settle();
 }

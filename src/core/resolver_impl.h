@@ -9,7 +9,6 @@
 #include <deque>
 #include <functional>
 #include <optional>
-#include <queue>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -204,9 +203,6 @@ struct Resolver::Impl final : SaScheduler::Jobs {
   std::optional<TimePoint> table_wakeup() const {  // when send_table has something to do
     return scheduler.table().wakeup(now(), port_usable(), window_needs_size());
   }
-  TimePoint in_use_release_at() const {  // after a LID move: this host's place in the in-use window
-    return scheduler.in_use().release_at(scheduler.table().subnet_size(), policy.in_use_window_paths_per_s);
-  }
 
   // resolver_events.cpp: fabric events, flush, snapshot.
   void schedule_revalidation_all();
@@ -229,8 +225,10 @@ struct Resolver::Impl final : SaScheduler::Jobs {
   std::optional<LocalPort> port;  // unknown until the first on_local_port (then assumed usable)
   bool port_active = true;
   std::optional<BroadcastParams> broadcast;
-  PathObserver path_observer;
-  StoreObserver store_observer;
+  struct Observers {  // the owner's, set once (Resolver::set_path_observer, set_store_observer)
+    PathObserver path;
+    StoreObserver store;
+  } observers;
   Stats stats;
 
   std::unordered_map<RequestId, Pending> pending;
@@ -246,22 +244,21 @@ struct Resolver::Impl final : SaScheduler::Jobs {
   std::unordered_map<LidKey, LidFailure, KeyHash> lid_failures;
 
   using Timed = std::pair<TimePoint, std::uint64_t>;
-  using MinHeap = std::priority_queue<Timed, std::vector<Timed>, std::greater<>>;
   std::set<Timed> deadlines;  // (deadline, RequestId) of every pending request, and nothing else
-  MinHeap retries;    // (retry_at, JobId)
-  std::deque<PathKey> revalidation_schedule;  // most recently used first
-  TimePoint next_revalidation{};
-
-  bool in_use_first = false;      // LIDs moved: set_aside_in_use runs at the next tick
+  // The cached paths to renew by GET after an SM change or a LID move, most recently used first, at
+  // the scheduler's pace; after a LID move, those in use are set aside to go at their time.
+  std::deque<PathKey> revalidation_schedule;
   std::deque<PathKey> in_use_aside;  // those not yet asked (release_in_use)
   // Entries one make_room() passes over (moved to the recent end) before it gives up: a miss's cost
   // stays bounded, and the next call goes on where this one stopped.
   static constexpr std::size_t kPassOverBudget = 64;
   std::vector<Outgoing> outbox;
   bool draining = false;
-  RequestId next_request = 1;
-  QueryId next_query = 1;
-  JobId next_job = 1;
+  struct NextIds {  // each counts from 1: 0 means none
+    RequestId request = 1;
+    QueryId query = 1;
+    JobId job = 1;
+  } next_id;
 };
 
 }  // namespace ibat::core

@@ -19,7 +19,7 @@ std::size_t KeyHash::operator()(const LidKey& k) const noexcept {
 }
 
 JobId Resolver::Impl::create_job(const JobKey& key, Requester requester) {
-  JobId id = next_job++;
+  JobId id = next_id.job++;
   Job job;
   job.key = key;
   job.requester = requester;
@@ -91,7 +91,7 @@ void Resolver::Impl::pump() {
 void Resolver::Impl::send_query(JobId id) {
   Job& job = jobs.at(id);
   job.state = JobState::in_flight;
-  job.query = next_query++;
+  job.query = next_id.query++;
   inflight.emplace(job.query, id);
   job.sent_at = now();
   ++stats.sa_queries;
@@ -166,7 +166,7 @@ void Resolver::Impl::store_path(PathCache::Index i, const PathRecord& path, Path
   cache.index_lid(i);
   if (had_path && (old_dlid != path.dlid || old_state == EntryState::provisional)) note_change(e, old_state, old_dlid);
   lid_failures.erase(LidKey{e.key.sgid, path.dlid, e.key.pkey, e.key.qos});
-  if (store_observer && e.key.qos.is_default()) outbox.emplace_back(PathStored{e.key.sgid, e.key.dgid, e.key.pkey, path, e.produced});
+  if (observers.store && e.key.qos.is_default()) outbox.emplace_back(PathStored{e.key.sgid, e.key.dgid, e.key.pkey, path, e.produced});
 }
 
 void Resolver::Impl::handle_failure(JobId id, Error error) {
@@ -180,7 +180,7 @@ void Resolver::Impl::handle_failure(JobId id, Error error) {
     ++job.attempts;
     job.state = JobState::backoff;
     job.retry_at = now() + backoff_delay(policy, job.attempts, prng);
-    retries.emplace(job.retry_at, id);
+    scheduler.retry_at(job.retry_at, id);
     return;
   }
   give_up(id, error);
@@ -229,9 +229,8 @@ void Resolver::Impl::remember_lid_failure(const LidKey& key, TimePoint until, Er
 }
 
 void Resolver::Impl::release_retries(TimePoint t) {
-  while (!retries.empty() && retries.top().first <= t) {
-    auto [at, id] = retries.top();
-    retries.pop();
+  while (const auto due = scheduler.due_retry(t)) {
+    const auto [at, id] = *due;
     auto it = jobs.find(id);
     if (it == jobs.end() || it->second.retry_at != at) continue;
     const JobState state = it->second.state;
@@ -258,7 +257,7 @@ void Resolver::Impl::ask_revalidation(const PathKey& key, CacheEntry& e) {
 // snapshot's) sit anywhere in the schedule and are passed over; the used ones are in order of
 // use, so the first used a minute ago ends the walk.
 void Resolver::Impl::set_aside_in_use(TimePoint t) {
-  in_use_first = false;
+  scheduler.set_aside_done();
   std::deque<PathKey> kept;  // the walked entries that need no GET now, in order
   std::size_t moved = 0;
   while (!revalidation_schedule.empty()) {
@@ -285,7 +284,7 @@ void Resolver::Impl::set_aside_in_use(TimePoint t) {
 // The paths set aside go by GET at this host's place in the window, or at once when no table
 // is awaited any more (it failed, or was dropped).
 void Resolver::Impl::release_in_use(TimePoint t) {
-  if (in_use_aside.empty() || (awaiting_table() && t < in_use_release_at())) return;
+  if (in_use_aside.empty() || !scheduler.in_use_release_due(t)) return;
   for (const PathKey& key : in_use_aside) {
     PathCache::Index i = cache.find(key);
     if (i == PathCache::npos) continue;
@@ -297,12 +296,10 @@ void Resolver::Impl::release_in_use(TimePoint t) {
 }
 
 void Resolver::Impl::release_revalidations(TimePoint t) {
-  if (in_use_first && awaiting_table()) set_aside_in_use(t);
+  if (scheduler.set_aside_due()) set_aside_in_use(t);
   release_in_use(t);
-  if (awaiting_table()) return;  // the GetTable may answer them all
-  const Duration interval =
-      std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1.0 / policy.revalidate_per_s));
-  while (!revalidation_schedule.empty() && next_revalidation <= t) {
+  // None while a GetTable is awaited: it may answer them all.
+  while (!revalidation_schedule.empty() && scheduler.revalidation_due(t)) {
     PathKey key = revalidation_schedule.front();
     revalidation_schedule.pop_front();
     PathCache::Index i = cache.find(key);
@@ -314,8 +311,7 @@ void Resolver::Impl::release_revalidations(TimePoint t) {
                         e.state == EntryState::provisional;
     if (e.pinned() || !needs_answer) continue;
     ask_revalidation(key, e);
-    // Spread: each gap is drawn from [0.5, 1.5] x the nominal interval (mean rate kept).
-    next_revalidation += prng.uniform(interval / 2, interval + interval / 2);
+    scheduler.revalidation_asked(prng);
   }
 }
 

@@ -78,7 +78,7 @@ void Resolver::on_subnet_size(QueryId id, const SubnetSizeResult& result) {
 }
 
 void Resolver::Impl::resume_revalidations() {
-  next_revalidation = std::max(next_revalidation, now());
+  scheduler.resume_revalidations(now());
   release_table_waits();
 }
 
@@ -101,7 +101,7 @@ bool Resolver::Impl::park_for_table(JobId id, const Pending& p) {
   }
   job.state = JobState::table_wait;
   job.retry_at = until;
-  retries.emplace(until, id);
+  scheduler.retry_at(until, id);
   return true;
 }
 
@@ -111,7 +111,7 @@ void Resolver::Impl::shorten_table_wait(JobId id, const Pending& p) {
   if (until >= job.retry_at) return;
   if (until <= now()) return enqueue(id, Traffic::waited);
   job.retry_at = until;
-  retries.emplace(until, id);
+  scheduler.retry_at(until, id);
 }
 
 void Resolver::Impl::release_table_waits_late() {

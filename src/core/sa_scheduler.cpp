@@ -8,9 +8,10 @@
 namespace ibat::core {
 
 SaScheduler::SaScheduler(const Policy& policy, TimePoint now, std::uint64_t admission_seed, std::uint64_t table_seed)
-    : admission_(policy, now, admission_seed), table_(table_seed, policy.expected_subnet_ports) {}
+    : policy_(policy), admission_(policy, now, admission_seed), table_(table_seed, policy.expected_subnet_ports) {}
 
 void SaScheduler::configure(const Policy& policy, TimePoint now) {
+  policy_ = policy;
   admission_.configure(policy, now);
   table_.learn_size(policy.expected_subnet_ports);
 }
@@ -122,6 +123,48 @@ std::optional<TimePoint> SaScheduler::late_due(const Jobs& jobs) const {
   }
   if (!gap) return std::nullopt;
   return late_from_ + *gap;
+}
+
+std::optional<std::pair<TimePoint, SaScheduler::JobId>> SaScheduler::due_retry(TimePoint now) {
+  if (retries_.empty() || retries_.top().first > now) return std::nullopt;
+  const Timed due = retries_.top();
+  retries_.pop();
+  return due;
+}
+
+std::optional<TimePoint> SaScheduler::retry_wakeup() const {
+  if (retries_.empty()) return std::nullopt;
+  return retries_.top().first;
+}
+
+void SaScheduler::start_revalidations(TimePoint now, Prng& prng) {
+  next_revalidation_ = now + prng.uniform(Duration::zero(), policy_.revalidate_jitter);
+}
+
+Duration SaScheduler::revalidation_interval() const {
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1.0 / policy_.revalidate_per_s));
+}
+
+void SaScheduler::revalidation_asked(Prng& prng) {
+  const Duration interval = revalidation_interval();
+  next_revalidation_ += prng.uniform(interval / 2, interval + interval / 2);
+}
+
+TimePoint SaScheduler::in_use_release_at() const {
+  return in_use_.release_at(table_.subnet_size(), policy_.in_use_window_paths_per_s);
+}
+
+std::optional<TimePoint> SaScheduler::revalidation_wakeup(TimePoint now, bool scheduled, bool set_aside) const {
+  std::optional<TimePoint> next;
+  auto consider = [&next](TimePoint t) {
+    if (!next || t < *next) next = t;
+  };
+  if (scheduled) {
+    if (!table_.awaited()) consider(next_revalidation_);
+    else if (in_use_first_) consider(now);
+  }
+  if (set_aside) consider(table_.awaited() ? in_use_release_at() : now);
+  return next;
 }
 
 }  // namespace ibat::core

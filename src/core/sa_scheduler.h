@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // One port's SA scheduler (docs/design.md, "Admission of a port's SA traffic, as states"): every
 // SA transaction the port's Resolver sends is decided here. It holds the GETs' send queues (waited,
-// late, background), the subnet's GetTable with its probes and size query (core::SubnetTable) and
-// the in-use window after a LID move (core::InUseWindow), and answers the two questions the
+// late, background), the times a job's GET may be queued again (its backoff, the end of its wait
+// for the table), the pace of the renewals of cached paths (revalidations), the subnet's GetTable
+// with its probes and size query (core::SubnetTable) and the in-use window after a LID move
+// (core::InUseWindow), and answers the two questions the
 // Resolver asks before it sends anything: what may go now (next_get, and the table's step) and
 // when to ask again (wakeup). It learns from what the Resolver tells it: a GET or a table sent,
 // answered or lost, an SM change. The send rule itself is core::SaAdmission (window, pace, token
@@ -14,9 +16,13 @@
 #include <array>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <optional>
+#include <queue>
 #include <utility>
+#include <vector>
 
+#include "core/backoff.h"
 #include "core/clock.h"
 #include "core/fair_queue.h"
 #include "core/in_use_window.h"
@@ -70,6 +76,37 @@ class SaScheduler {
   void on_table_lost(TimePoint sent, TimePoint now) { admission_.on_table_lost(sent, now); }
   void on_sm_changed(TimePoint now) { admission_.on_sm_changed(now); }
 
+  // ---- when a job's GET may be queued again: after its backoff, or at the end of its wait for the table ----
+  void retry_at(TimePoint at, JobId id) { retries_.emplace(at, id); }
+  // The earliest (time, job) due by `now`, taken; nullopt: none. A job whose retry time changed
+  // since is the Resolver's to skip (its retry_at no longer equals the time).
+  std::optional<std::pair<TimePoint, JobId>> due_retry(TimePoint now);
+  std::optional<TimePoint> retry_wakeup() const;
+
+  // ---- the GET renewals of cached paths (revalidations) ----
+  // A schedule of renewals starts at `now` (an SM change, our LID moved, the port came back, or a
+  // warm cache loaded into an empty schedule): the first goes after a draw within revalidate_jitter.
+  void start_revalidations(TimePoint now, Prng& prng);
+  // After a LID move (`lids_moved`), the paths in use are set aside from the new schedule first.
+  void set_aside_in_use_first(bool lids_moved) { in_use_first_ = lids_moved; }
+  // The next renewal may be asked now: none while a table is awaited (it may answer them all).
+  bool revalidation_due(TimePoint now) const { return !table_.awaited() && next_revalidation_ <= now; }
+  // One was asked: the next follows at Policy::revalidate_per_s, each gap drawn from [0.5, 1.5] x
+  // the nominal interval (the mean rate kept).
+  void revalidation_asked(Prng& prng);
+  // No table comes: the renewals go on from `now`.
+  void resume_revalidations(TimePoint now) { next_revalidation_ = std::max(next_revalidation_, now); }
+  // The paths in use are to be set aside from the schedule now (after a LID move, while a table is awaited).
+  bool set_aside_due() const { return in_use_first_ && table_.awaited(); }
+  void set_aside_done() { in_use_first_ = false; }
+  // The paths in use set aside may be asked now: at this host's place in the in-use window, or at
+  // once when no table is awaited any more.
+  bool in_use_release_due(TimePoint now) const { return !table_.awaited() || now >= in_use_release_at(); }
+  TimePoint in_use_release_at() const;
+  // When a renewal has something to do; `scheduled`: the schedule holds paths, `set_aside`: paths
+  // in use wait for their release.
+  std::optional<TimePoint> revalidation_wakeup(TimePoint now, bool scheduled, bool set_aside) const;
+
   // ---- the subnet's GetTable and the in-use window, its parts ----
   SubnetTable& table() { return table_; }
   const SubnetTable& table() const { return table_; }
@@ -92,6 +129,9 @@ class SaScheduler {
   // kTableWaitReserve); nullopt: none queued.
   std::optional<TimePoint> late_due(const Jobs& jobs) const;
 
+  Duration revalidation_interval() const;
+
+  Policy policy_;  // revalidate_per_s and revalidate_jitter, in_use_window_paths_per_s
   SaAdmission admission_;
   SubnetTable table_;
   InUseWindow in_use_;
@@ -99,6 +139,10 @@ class SaScheduler {
   std::array<SendQueue, kTrafficByPriority.size()> queues_;
   FairQueue waited_;
   TimePoint late_from_{};  // the last late GET sent, or when the late queue last filled from empty
+  using Timed = std::pair<TimePoint, JobId>;
+  std::priority_queue<Timed, std::vector<Timed>, std::greater<>> retries_;  // (retry_at, job)
+  TimePoint next_revalidation_{};
+  bool in_use_first_ = false;  // LIDs moved: the paths in use are set aside at the next tick
 };
 
 }  // namespace ibat::core

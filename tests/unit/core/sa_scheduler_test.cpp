@@ -136,5 +136,69 @@ TEST(SaScheduler, APromotedGetGoesWithTheWaitedOnes) {
   EXPECT_EQ(s.next_get(at(0s), 0, jobs), 2u);
 }
 
+TEST(SaScheduler, RetriesComeDueInTimeOrder) {
+  SaScheduler s(bucket_only(), at(0s), 1, 2);
+  EXPECT_EQ(s.retry_wakeup(), std::nullopt);
+  s.retry_at(at(3s), 7);
+  s.retry_at(at(1s), 8);
+  EXPECT_EQ(s.retry_wakeup(), at(1s));
+  EXPECT_EQ(s.due_retry(at(0s)), std::nullopt);
+  const auto first = s.due_retry(at(5s));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->second, 8u);
+  EXPECT_EQ(s.due_retry(at(5s))->second, 7u);
+  EXPECT_EQ(s.due_retry(at(5s)), std::nullopt);
+}
+
+// Renewals go at revalidate_per_s, each gap in [0.5, 1.5] x the interval, none while a table is
+// awaited (it may answer them all), from the draw within revalidate_jitter on.
+TEST(SaScheduler, RevalidationsArePacedAndWaitForTheTable) {
+  Policy p = bucket_only();
+  p.revalidate_per_s = 10;  // 100 ms apart on average
+  p.revalidate_jitter = 2s;
+  SaScheduler s(p, at(0s), 1, 2);
+  Prng prng(3);
+  s.start_revalidations(at(10s), prng);
+  const TimePoint first = *s.revalidation_wakeup(at(10s), true, false);
+  EXPECT_GE(first, at(10s));
+  EXPECT_LE(first, at(12s));
+  EXPECT_FALSE(s.revalidation_due(first - 1ns));
+  EXPECT_TRUE(s.revalidation_due(first));
+  s.revalidation_asked(prng);
+  const TimePoint second = *s.revalidation_wakeup(first, true, false);
+  EXPECT_GE(second - first, 50ms);
+  EXPECT_LE(second - first, 150ms);
+  s.table().want(at(10s));
+  EXPECT_FALSE(s.revalidation_due(second));
+  EXPECT_EQ(s.revalidation_wakeup(second, true, false), std::nullopt);  // the table answers first
+  s.table().drop();
+  s.resume_revalidations(at(20s));  // no table comes: they go on from now
+  EXPECT_EQ(s.revalidation_wakeup(at(20s), true, false), at(20s));
+  EXPECT_EQ(s.revalidation_wakeup(at(20s), false, false), std::nullopt);  // nothing scheduled
+}
+
+// After a LID move the paths in use are set aside at the next tick, while the table is awaited,
+// and go at this host's place in the in-use window; without a table, at once.
+TEST(SaScheduler, PathsInUseGoAtTheirPlaceInTheWindow) {
+  SaScheduler s(bucket_only(), at(0s), 1, 2);
+  s.table().learn_size(1000);
+  s.in_use().on_lids_moved(at(10s), 0.5);
+  s.in_use().found_in_use(64);
+  s.set_aside_in_use_first(true);
+  EXPECT_FALSE(s.set_aside_due());  // no table awaited: the schedule goes on as it is
+  s.table().want(at(10s));
+  EXPECT_TRUE(s.set_aside_due());
+  EXPECT_EQ(s.revalidation_wakeup(at(10s), true, false), at(10s));
+  s.set_aside_done();
+  EXPECT_FALSE(s.set_aside_due());
+  const TimePoint release = s.in_use_release_at();
+  EXPECT_GT(release, at(10s));
+  EXPECT_EQ(s.revalidation_wakeup(at(10s), false, true), release);
+  EXPECT_FALSE(s.in_use_release_due(release - 1ns));
+  EXPECT_TRUE(s.in_use_release_due(release));
+  s.table().drop();
+  EXPECT_TRUE(s.in_use_release_due(at(10s)));  // no table: at once
+}
+
 }  // namespace
 }  // namespace ibat::core
