@@ -53,7 +53,7 @@ class Panel:
             o.append(f'<line x1="{self.x0}" y1="{y:.1f}" x2="{self.x0 + self.w}" y2="{y:.1f}" stroke="#ddd"/>')
             o.append(f'<text x="{self.x0 - 6}" y="{y + 4:.1f}" text-anchor="end">{esc(label)}</text>')
         o.append(f'<text x="{self.x0 + self.w / 2}" y="{self.y0 + self.h + 36}" text-anchor="middle">{esc(xlabel)}</text>')
-        o.append(f'<text transform="translate({self.x0 - 48},{self.y0 + self.h / 2}) rotate(-90)" '
+        o.append(f'<text transform="translate({self.x0 - 66},{self.y0 + self.h / 2}) rotate(-90)" '
                  f'text-anchor="middle">{esc(ylabel)}</text>')
         o.append(f'<text x="{self.x0 + self.w / 2}" y="{self.y0 - 10}" text-anchor="middle" '
                  f'font-weight="bold">{esc(title)}</text>')
@@ -126,7 +126,7 @@ def plot_sa_busy(rows):
     ylo = min(work + [floor(min(ns))]) / 2
     yhi = max(work + [floor(max(ns))]) * 2
     nfmt = lambda v: f"{v:,.0f}"
-    left = Panel(80, 80, 380, 300, xr, (ylo, yhi), xlog=True, ylog=True)
+    left = Panel(90, 80, 370, 300, xr, (ylo, yhi), xlog=True, ylog=True)
     left.axes(ticks_log(xr[0], xr[1], nfmt), ticks_log(ylo, yhi, lambda v: f"{v:g}"), "nodes N",
               "SA work, s (one worker thread)", "The SA's work per event")
     right = Panel(560, 80, 380, 300, xr, (0, 100), xlog=True)
@@ -164,13 +164,13 @@ def plot_lid_change(path, n):
     qps = [float(r["sa_qps"]) for r in rows]
     wait = [float(r["sa_max_wait_ms"]) for r in rows]
     xr = (0, max(t) + (t[1] - t[0] if len(t) > 1 else 1))
-    top = Panel(90, 80, 820, 200, xr, (0, max(qps) * 1.1 or 1))
+    top = Panel(100, 80, 810, 200, xr, (0, max(qps) * 1.1 or 1))
     step = 10 if xr[1] <= 200 else 60
     xt = [(v, f"{v:g}") for v in range(0, int(xr[1]) + 1, step)]
     top.axes(xt, [(v, f"{v:,.0f}") for v in nice_ticks(max(qps) * 1.1 or 1)], "time, s",
              "SA arrivals / s", "SA arrivals per second (GETs, GetTables, monitor MADs)")
     top.line(list(zip(t, qps)), COLORS[0])
-    bottom = Panel(90, 360, 820, 160, xr, (0, max(wait) * 1.1 or 1))
+    bottom = Panel(100, 360, 810, 160, xr, (0, max(wait) * 1.1 or 1))
     bottom.axes(xt, [(v, f"{v:,.0f}") for v in nice_ticks(max(wait) * 1.1 or 1)], "time, s",
                 "ms", "Longest wait in the SA's queue per bucket")
     bottom.line(list(zip(t, wait)), COLORS[1])
