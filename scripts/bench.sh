@@ -3,11 +3,12 @@
 # Runs the benchmark binaries of the release build (`make bench`). Extra arguments are passed to
 # each Google Benchmark binary (e.g. --benchmark_filter=CacheHit). To add a suite, append its
 # binary to BENCHES (the environment's BENCHES picks some). ibat-bench (end to end through ibatd) gets a lab fabric with ibatd on one host,
-# started here and always torn down; its JSON is also kept in $BIN_DIR/../ibat-bench.json.
+# started here and always torn down; its JSON is also kept in $BIN_DIR/../ibat-bench.json. ibat-memory: ibatd's
+# memory against ports and paths (scripts/bench-memory.sh), kept in $BIN_DIR/../ibat-bench-memory.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN_DIR=${BIN_DIR:-build/bin}
-read -r -a BENCHES <<<"${BENCHES:-ibat-bench-core ibat-bench}"  # BENCHES="ibat-bench": that one only
+read -r -a BENCHES <<<"${BENCHES:-ibat-bench-core ibat-bench ibat-memory}"  # BENCHES="ibat-bench": that one only
 
 # What run_ibat_bench started; stopped on exit whatever happens.
 name=bench-$$ work="" daemon=""
@@ -55,6 +56,7 @@ for bench in "${BENCHES[@]}"; do
   echo "== $bench"
   case $bench in
     ibat-bench) run_ibat_bench ;;
+    ibat-memory) BIN_DIR=$BIN_DIR scripts/bench-memory.sh ;;
     *) "$BIN_DIR/$bench" "$@" ;;
   esac
 done
