@@ -8,10 +8,14 @@
 namespace ibat::core {
 
 SaScheduler::SaScheduler(const Policy& policy, TimePoint now, std::uint64_t admission_seed, std::uint64_t table_seed)
-    : policy_(policy), admission_(policy, now, admission_seed), table_(table_seed, policy.expected_subnet_ports) {}
+    : revalidate_per_s_(policy.revalidate_per_s), revalidate_jitter_(policy.revalidate_jitter),
+      in_use_window_paths_per_s_(policy.in_use_window_paths_per_s), admission_(policy, now, admission_seed),
+      table_(table_seed, policy.expected_subnet_ports) {}
 
 void SaScheduler::configure(const Policy& policy, TimePoint now) {
-  policy_ = policy;
+  revalidate_per_s_ = policy.revalidate_per_s;
+  revalidate_jitter_ = policy.revalidate_jitter;
+  in_use_window_paths_per_s_ = policy.in_use_window_paths_per_s;
   admission_.configure(policy, now);
   table_.learn_size(policy.expected_subnet_ports);
 }
@@ -138,11 +142,11 @@ std::optional<TimePoint> SaScheduler::retry_wakeup() const {
 }
 
 void SaScheduler::start_revalidations(TimePoint now, Prng& prng) {
-  next_revalidation_ = now + prng.uniform(Duration::zero(), policy_.revalidate_jitter);
+  next_revalidation_ = now + prng.uniform(Duration::zero(), revalidate_jitter_);
 }
 
 Duration SaScheduler::revalidation_interval() const {
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1.0 / policy_.revalidate_per_s));
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(1.0 / revalidate_per_s_));
 }
 
 void SaScheduler::revalidation_asked(Prng& prng) {
@@ -151,7 +155,7 @@ void SaScheduler::revalidation_asked(Prng& prng) {
 }
 
 TimePoint SaScheduler::in_use_release_at() const {
-  return in_use_.release_at(table_.subnet_size(), policy_.in_use_window_paths_per_s);
+  return in_use_.release_at(table_.subnet_size(), in_use_window_paths_per_s_);
 }
 
 std::optional<TimePoint> SaScheduler::revalidation_wakeup(TimePoint now, bool scheduled, bool set_aside) const {

@@ -131,7 +131,10 @@ class SaScheduler {
 
   Duration revalidation_interval() const;
 
-  Policy policy_;  // revalidate_per_s and revalidate_jitter, in_use_window_paths_per_s
+  // What it reads of the Policy (configure): the revalidations' pace and first draw, the in-use window's speed.
+  double revalidate_per_s_;
+  Duration revalidate_jitter_;
+  double in_use_window_paths_per_s_;
   SaAdmission admission_;
   SubnetTable table_;
   InUseWindow in_use_;
