@@ -59,7 +59,7 @@ class TableClient {
 
  private:
   TableClient(shm::MappedTable table, std::string path, uid_t owner)
-      : table_(std::move(table)), path_(std::move(path)), owner_(owner), seen_(seen_words(table_), 0) {}
+      : table_(std::move(table)), seen_(seen_words(table_), 0), path_(std::move(path)), owner_(owner) {}
   static std::size_t seen_words(const shm::MappedTable& table) { return (table.reader.slot_count() + 63) / 64; }
   // The table at path_ that is not marked moved, if it can be mapped (a growth may happen meanwhile).
   static std::optional<shm::MappedTable> map_current(const std::string& path, uid_t owner);
@@ -86,13 +86,14 @@ class TableClient {
                                       std::uint64_t generation, ibat_path& out, NowMs now_ms);
 
   shm::MappedTable table_;
-  std::string path_;                    // the table's file
-  uid_t owner_;                         // the daemon's uid, which must own it
   shm::KeyDefaults defaults_;           // of the generation resolve() last saw
   std::uint64_t hits_ = 0;
   std::uint64_t generation_ = 0;        // of the slots below
   std::vector<std::uint32_t> slots_;    // distinct slots hit since the last report
   std::vector<std::uint64_t> seen_;     // bitmap of slots_
+  // Only follow_move() reads these: after the members every hit uses.
+  std::string path_;                    // the table's file
+  uid_t owner_;                         // the daemon's uid, which must own it
 };
 
 // A slot's PathFields are ibat_path's dlid .. flow_label as they are, and its record the wire bytes.
