@@ -162,6 +162,7 @@ int main(int argc, char** argv) {
   // FabricPort: the routine check only without HCA events, the refresh spread only with them.
   sc.monitor.sm_check_ns = no_hca_events ? std::llround(sm_check_interval_s * 1e9) : 0;
   sc.monitor.refresh_spread_ns = no_hca_events ? 0 : std::llround(sm_refresh_spread_ms * 1e6);
+  sc.monitor.check_timeout_ns = std::min(sc.mad_timeout_ns, sc.monitor.poll_ns / 4);
   sc.policy.sa_rate = node_sa_rate;
   sc.policy.sa_burst = node_sa_burst;
   sc.policy.capacity = capacity;

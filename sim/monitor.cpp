@@ -18,7 +18,7 @@ std::int64_t ns_of(core::TimePoint t) { return t.time_since_epoch().count(); }
 Monitor::Monitor(const MonitorOptions& options, std::uint32_t nodes, const fabric::RetryPolicy& sa_retry,
                  RoundTrips& round_trips, std::uint64_t seed, EventQueue& queue, SaModel& sa)
     : options_(options),
-      check_retry_(fabric::monitor_retry_policy(sa_retry.timeout, core::Duration{options.poll_ns})),
+      check_retry_{core::Duration{options.check_timeout_ns}, options.check_retries},
       sa_retry_(sa_retry),
       round_trips_(round_trips),
       queue_(queue),

@@ -30,6 +30,8 @@ struct MonitorOptions {
   bool enabled = true;
   std::int64_t poll_ns = 1'000'000'000;             // fabric.poll_interval_ms
   std::int64_t sm_check_ns = 60'000'000'000;        // fabric.sm_check_interval_s (x [1, 1.5)); 0: never
+  std::int64_t check_timeout_ns = 200'000'000;      // a check MAD: min(mad_timeout, poll / 4)
+  std::uint32_t check_retries = 1;                  // ... and one resend
   std::int64_t refresh_spread_ns = 0;               // fabric.sm_refresh_spread_ms; 0: at once
   bool running_at_start = true;  // false: each daemon starts at its start_daemon()
 };
@@ -110,7 +112,7 @@ class Monitor {
   std::int64_t next_poll(const NodeState& s, std::int64_t t) const;  // first poll at or after t
 
   MonitorOptions options_;
-  fabric::RetryPolicy check_retry_;  // SMInfo and the subscription check: fabric::monitor_retry_policy, as FabricPort
+  fabric::RetryPolicy check_retry_;  // SMInfo and the subscription check (fabric_port.cpp)
   fabric::RetryPolicy sa_retry_;     // the SM-change MADs: the SaClient's
   RoundTrips& round_trips_;
   EventQueue& queue_;

@@ -31,7 +31,7 @@ struct FabricPort::Impl {
         port_events(open_verbs_events(loop, transport.snapshot().ca, transport.snapshot().port, no_port_events)),
         monitor(loop, requester, transport.snapshot().gid, static_cast<std::uint8_t>(transport.snapshot().port),
                 opts.poll_interval, port_events ? core::Duration::zero() : opts.sm_check_interval,
-                monitor_retry_policy(opts.mad_timeout, opts.poll_interval),
+                monitor_policy(opts),
                 PortMonitor::Events{[this](const core::LocalPort& p, std::uint8_t sl) { on_local_port(p, sl); },
                                     [this] { on_sm_changed(); },
                                     [this](core::Lid sm_lid, std::function<void(std::optional<bool>)> done) {
@@ -49,6 +49,12 @@ struct FabricPort::Impl {
     sa.on_tables_off([this](const std::string& reason) {
       if (events.on_table_fallback) events.on_table_fallback(reason);
     });
+  }
+
+  // A poll must finish well inside its interval: short attempts, one resend.
+  static RetryPolicy monitor_policy(const FabricOptions& opts) {
+    const core::Duration quarter = opts.poll_interval / 4;
+    return RetryPolicy{std::min(opts.mad_timeout, quarter), 1};
   }
 
   // The SA lost our subscriptions iff it restarted; only asked once both are confirmed.

@@ -28,12 +28,6 @@ struct RetryPolicy {
   }
 };
 
-// The MAD timers of the port monitor's checks (SMInfo, the subscriptions' check): a poll must
-// finish well inside its interval, so each attempt waits at most a quarter of it, and one resend.
-inline RetryPolicy monitor_retry_policy(core::Duration mad_timeout, core::Duration poll_interval) {
-  return RetryPolicy{.timeout = std::min(mad_timeout, poll_interval / 4), .retries = 1};
-}
-
 // The MAD timers of a GetTable: the SA computes a whole subnet's records for it (docs/design.md
 // gives OpenSM's time per record) and computes them again for every resend, and the SA's kernel resends a lost RMPP
 // segment only after 2 s without its ACK (mad_rmpp.c); so its first wait is 20 x a GET's (4 s at
