@@ -90,6 +90,7 @@ nlohmann::json run(const Scenario& s, const std::filesystem::path& dir) {
   server::DaemonConfig config;
   config.server.socket = (dir / "ibatd.sock").string();
   config.snapshot.cache_file.clear();
+  config.server.acm_socket.clear();  // the built-in /run/ibat/acm.sock is an installed daemon's
   config.policy.sa_rate = 1e9;  // the token bucket would pace the fake SA's queries
   config.policy.sa_burst = 1'000'000;
   std::vector<server::Service::PortSpec> specs;

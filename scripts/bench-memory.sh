@@ -84,7 +84,7 @@ run_lab() {
   ibatd=$(cd "$BIN_DIR" && pwd)/ibatd lab=$PWD/lab/ibat-lab
   # shellcheck disable=SC2086  # WHERE is two words
   (cd "$work" && exec "$lab" run --name "$name" $where -- "$ibatd" --config "$work/ibatd.toml" \
-     --socket "$work/ibatd.sock" 2>"$work/ibatd.log" >/dev/null) &
+     --socket "$work/ibatd.sock" --acm-socket "" 2>"$work/ibatd.log" >/dev/null) &
   daemon=$!
   local deadline=$((SECONDS + 60))
   until ibat health --timeout 2 >/dev/null 2>&1 &&
