@@ -5,7 +5,6 @@
 // once the state is consistent, so callbacks may re-enter the Resolver safely.
 #pragma once
 
-#include <array>
 #include <deque>
 #include <functional>
 #include <optional>

@@ -22,29 +22,36 @@ void SaScheduler::configure(const Policy& policy, TimePoint now) {
 
 // Items of destroyed or re-queued jobs are skipped when they reach the front; a queue that holds
 // mostly such items is swept, so that each queue stays within 2 x jobs + 64 items.
+bool SaScheduler::needs_sweep(std::size_t items, const Jobs& jobs) { return items > 2 * jobs.count() + 64; }
+
+FairQueue::Live SaScheduler::live_test(const Jobs& jobs) {
+  return [&jobs](const Item& i) { return jobs.live(i); };
+}
+
+void SaScheduler::compact_waited(const Jobs& jobs) {
+  if (needs_sweep(waited_.size(), jobs)) waited_.compact(live_test(jobs));
+}
+
 void SaScheduler::queue(Traffic kind, Requester requester, Item item, bool at_head, TimePoint now, const Jobs& jobs) {
-  const auto live = [&jobs](const Item& i) { return jobs.live(i); };
-  const std::size_t bound = 2 * jobs.count() + 64;
   if (kind == Traffic::waited) {
     if (at_head) waited_.push_front(requester, item);
     else waited_.push_back(requester, item);
-    if (waited_.size() > bound) waited_.compact(live);
-    return;
+    return compact_waited(jobs);
   }
   SendQueue& q = queue_of(kind);
   if (kind == Traffic::late && !live_front(kind, jobs)) late_from_ = now;  // the late GETs' schedule starts
   if (at_head) q.push_front(item);
   else q.push_back(item);
-  if (q.size() > bound) std::erase_if(q, std::not_fn(live));
+  if (needs_sweep(q.size(), jobs)) std::erase_if(q, std::not_fn(live_test(jobs)));
 }
 
 void SaScheduler::promote(Requester requester, Item item, const Jobs& jobs) {
   waited_.push_back(requester, item);
-  if (waited_.size() > 2 * jobs.count() + 64) waited_.compact([&jobs](const Item& i) { return jobs.live(i); });
+  compact_waited(jobs);
 }
 
 bool SaScheduler::live_front(Traffic kind, const Jobs& jobs) {
-  if (kind == Traffic::waited) return waited_.live_front([&jobs](const Item& i) { return jobs.live(i); });
+  if (kind == Traffic::waited) return waited_.live_front(live_test(jobs));
   SendQueue& q = queue_of(kind);
   while (!q.empty()) {
     if (jobs.live(q.front())) return true;

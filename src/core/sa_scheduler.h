@@ -120,6 +120,9 @@ class SaScheduler {
  private:
   SendQueue& queue_of(Traffic t) { return queues_[static_cast<std::size_t>(t)]; }
   const SendQueue& queue_of(Traffic t) const { return queues_[static_cast<std::size_t>(t)]; }
+  static bool needs_sweep(std::size_t items, const Jobs& jobs);  // a queue this long is swept of dead items
+  static FairQueue::Live live_test(const Jobs& jobs);           // Jobs::live as the queues' item test
+  void compact_waited(const Jobs& jobs);
   bool live_front(Traffic kind, const Jobs& jobs);  // the next item, dead ones dropped: is one left?
   JobId pop_front(Traffic kind);
   bool empty(Traffic kind) const;

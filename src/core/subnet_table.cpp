@@ -9,6 +9,11 @@ namespace ibat::core {
 SubnetTable::SubnetTable(std::uint64_t gate_seed, std::size_t subnet_ports)
     : gate_(gate_seed), subnet_size_(subnet_ports) {}
 
+bool SubnetTable::ready(bool port_ready) const {
+  const bool wanted = state_ == TableState::wanted || state_ == TableState::probing;
+  return wanted && size_ == 0 && port_ready;
+}
+
 void SubnetTable::learn_size(std::size_t ports) { subnet_size_ = std::max(subnet_size_, ports); }
 
 bool SubnetTable::size_wanted(bool window_needs_size) const {
@@ -37,8 +42,7 @@ std::vector<QueryId> SubnetTable::drop() {
 
 SubnetTable::Step SubnetTable::step(TimePoint now, bool port_ready, bool window_needs_size, Duration hold,
                                     const Gid& sgid, Pkey pkey) {
-  const bool wanted = state_ == TableState::wanted || state_ == TableState::probing;
-  if (!wanted || size_ != 0 || !port_ready) return {};
+  if (!ready(port_ready)) return {};
   if (size_wanted(window_needs_size)) {
     if (now < retry_at_) return {};
     size_ = next_id();
@@ -62,8 +66,7 @@ SubnetTable::Step SubnetTable::step(TimePoint now, bool port_ready, bool window_
 }
 
 std::optional<TimePoint> SubnetTable::wakeup(TimePoint now, bool port_ready, bool window_needs_size) const {
-  const bool wanted = state_ == TableState::wanted || state_ == TableState::probing;
-  if (!wanted || size_ != 0 || !port_ready) return std::nullopt;
+  if (!ready(port_ready)) return std::nullopt;
   if (size_wanted(window_needs_size)) return std::max(retry_at_, now);
   if (!gate_.wanted() || gate_.open()) return std::max(retry_at_, now);  // step() arms the gate
   if (auto due = gate_.probe_due()) return std::max(*due, now);

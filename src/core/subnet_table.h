@@ -99,6 +99,8 @@ class SubnetTable {
   // Table, probe and size-query ids share one counter, marked by the top bit: never a GET's.
   static constexpr QueryId kTableQueryBit = QueryId{1} << 63;
   QueryId next_id() { return kTableQueryBit | next_++; }
+  // step() has something to weigh: a table is wanted, no size query is out, the port is usable.
+  bool ready(bool port_ready) const;
 
   TableGate gate_;
   TableState state_ = TableState::idle;
