@@ -480,11 +480,11 @@ std::string paths_table(const json& entries) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : entries) {
     rows.push_back({field(e, "dgid"), field(e, "sgid"), field(e, "pkey"), qos_text(e), field(e, "state"), field(e, "dlid"),
-                    field(e, "slid"), field(e, "sl"), field(e, "mtu"), rate_text(e), field(e, "age_ms"),
-                    field(e, "idle_ms"), field(e, "last_error")});
+                    field(e, "slid"), field(e, "sl"), field(e, "mtu"), rate_text(e), field(e, "origin"),
+                    field(e, "age_ms"), field(e, "idle_ms"), field(e, "last_error")});
   }
-  return table({"DGID", "SGID", "PKEY", "QOS", "STATE", "DLID", "SLID", "SL", "MTU", "RATE", "AGE_MS", "IDLE_MS",
-                "LAST_ERROR"},
+  return table({"DGID", "SGID", "PKEY", "QOS", "STATE", "DLID", "SLID", "SL", "MTU", "RATE", "ORIGIN", "AGE_MS",
+                "IDLE_MS", "LAST_ERROR"},
                rows);
 }
 

@@ -188,7 +188,9 @@ void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
     protocol::append_paths_reply(out, f.header.id, protocol::PathsPage{0,
                                    R"([{"dgid":"fe80::2:c903:a:7","sgid":"fe80::2:c903:a:1","pkey":"0xffff",)"
                                    R"("state":"valid","dlid":7,"slid":1,"sl":2,"mtu":2048,"rate":40.0,"age_ms":42,)"
-                                   R"("idle_ms":3}])"});
+                                   R"("origin":"sa-table","idle_ms":3},)"
+                                   R"({"dgid":"fe80::2:c903:a:8","sgid":"fe80::2:c903:a:1","pkey":"0xffff",)"
+                                   R"("state":"failed","idle_ms":5,"last_error":"no_record"}])"});
   } else if (op == protocol::Op::neigh_list) {
     protocol::append_chunked_reply(out, op, f.header.id,
                                    R"([{"ip":"10.0.0.7","gid":"fe80::2:c903:a:7","qpn":72,"slid":null,)"
@@ -634,11 +636,16 @@ TEST(Cli, StatsTextAndPathsTable) {
   FakeServer server2(fake_daemon);
   CliRun paths = ibat({"--socket", server2.path(), "paths"});
   ASSERT_EQ(paths.exit_code, 0) << paths.err;
+  // ORIGIN is where a held path came from (the JSON's "origin"); "-" for an entry without a path.
   EXPECT_EQ(paths.out.substr(0, paths.out.find('\n')),
-            "DGID              SGID              PKEY    QOS  STATE  DLID  SLID  SL  MTU   RATE     AGE_MS  IDLE_MS  "
-            "LAST_ERROR");
-  EXPECT_NE(paths.out.find("fe80::2:c903:a:7  fe80::2:c903:a:1  0xffff  -    valid  7     1     2   2048  40 Gb/s  42      "
-                           "3        -"),
+            "DGID              SGID              PKEY    QOS  STATE   DLID  SLID  SL  MTU   RATE     ORIGIN    AGE_MS  "
+            "IDLE_MS  LAST_ERROR");
+  EXPECT_NE(paths.out.find("fe80::2:c903:a:7  fe80::2:c903:a:1  0xffff  -    valid   7     1     2   2048  40 Gb/s  "
+                           "sa-table  42      3        -\n"),
+            std::string::npos)
+      << paths.out;
+  EXPECT_NE(paths.out.find("fe80::2:c903:a:8  fe80::2:c903:a:1  0xffff  -    failed  -     -     -   -     -        "
+                           "-         -       5        no_record\n"),
             std::string::npos)
       << paths.out;
   FakeServer server3(fake_daemon);
