@@ -57,6 +57,20 @@ class Client {
     return p;
   }
 
+  // A resolved path and where ibatd's cached copy came from, under which cache key (ibat_path_explain).
+  struct Explained {
+    ibat_path path;
+    ibat_path_explain explain;
+  };
+
+  // resolve() that always asks ibatd through the socket (never the shared table) and also says
+  // where the path came from (see ibat_resolve_explain).
+  Explained resolve_explain(const ibat_target& t, const ibat_resolve_opts* opts = nullptr) {
+    Explained e{};
+    check(ibat_resolve_explain(handle_.get(), &t, opts, &e.path, &e.explain), "resolve");
+    return e;
+  }
+
   // `done` runs exactly once, from process() / a blocking call / the destructor.
   std::uint32_t resolve_async(const ibat_target& t, Callback done, const ibat_resolve_opts* opts = nullptr) {
     auto* heap = new Callback(std::move(done));

@@ -393,6 +393,35 @@ TEST(Client, CppWrapperFutureAndErrors) {
   }
 }
 
+TEST(Client, CppWrapperExplainsWhereThePathCameFromAndThrowsTheDaemonsError) {
+  FakeServer server([](FakeServer& s, const ReceivedFrame& f) {
+    std::vector<std::uint8_t> out;
+    if (requested_lid(f) != 0x41) {
+      protocol::append_resolve_reply(out, f.header.id, core::ResolveResult{core::Error::no_record, {}, {}, {}});
+    } else {
+      core::ResolveResult result{core::Error::ok, path_to_lid(0x41), core::EntryState::valid, 1500ms};
+      result.origin = core::PathOrigin::warm_cache;
+      result.path.service_id = 0x1060cbc;
+      result.key_qos_fields = core::QosKey::kServiceId;
+      protocol::append_resolve_reply(out, f.header.id, result);
+    }
+    s.reply(out);
+  });
+  ibat::Client client(server.path().c_str());
+  ibat::Client::Explained e = client.resolve_explain(lid_target(0x41));
+  EXPECT_EQ(e.path.dlid, 0x41);
+  EXPECT_EQ(e.path.age_ms, 1500u);
+  EXPECT_EQ(e.explain.origin, static_cast<std::uint32_t>(IBAT_ORIGIN_WARM_CACHE));
+  EXPECT_EQ(e.explain.key_fields, static_cast<std::uint32_t>(IBAT_KEY_SERVICE_ID));
+  EXPECT_EQ(e.explain.key_service_id, 0x1060cbcu);
+  try {
+    client.resolve_explain(lid_target(0x42));
+    FAIL() << "no record was not thrown";
+  } catch (const ibat::Error& err) {
+    EXPECT_EQ(err.status(), IBAT_ENORECORD);
+  }
+}
+
 TEST(Client, TextHelpers) {
   ibat_target t{};
   ASSERT_EQ(ibat_parse_target("fe80::2:c903:a:1", &t), IBAT_OK);
