@@ -2,13 +2,10 @@
 // FabricPort: wires UmadTransport, MadRequester, SaClient, PortMonitor and TrapSubscriber together
 // on the owner's loop. Path queries and GetTables that arrive before the SM LID is known wait for
 // the first PortInfo; every SM change lets GetTables be tried again, and re-subscribes to traps and
-// re-reads the broadcast group at a random time within sm_refresh_spread.
+// re-reads the broadcast group when the PortMonitor says (within sm_refresh_spread: PortMonitorLogic).
 #include "fabric/fabric_port.h"
 
-#include <random>
 #include <vector>
-
-#include <asio/steady_timer.hpp>
 
 #include "fabric/mad_requester.h"
 #include "fabric/port_events.h"
@@ -30,13 +27,14 @@ struct FabricPort::Impl {
            TableOptions{opts.table_max_records, transport.reassembles_rmpp()}),
         port_events(open_verbs_events(loop, transport.snapshot().ca, transport.snapshot().port, no_port_events)),
         monitor(loop, requester, transport.snapshot().gid, static_cast<std::uint8_t>(transport.snapshot().port),
-                opts.poll_interval, port_events ? core::Duration::zero() : opts.sm_check_interval,
-                monitor_policy(opts),
+                MonitorSettings::of(opts.poll_interval, opts.sm_check_interval, opts.mad_timeout,
+                                    opts.sm_refresh_spread, port_events != nullptr),
                 PortMonitor::Events{[this](const core::LocalPort& p, std::uint8_t sl) { on_local_port(p, sl); },
                                     [this] { on_sm_changed(); },
                                     [this](core::Lid sm_lid, std::function<void(std::optional<bool>)> done) {
-                                      check_sa_state(sm_lid, std::move(done));
-                                    }}),
+                                      traps.check_subscribed(sm_lid, sm_sl, transport.snapshot().gid, std::move(done));
+                                    },
+                                    [this] { refresh_sm_state(); }}),
         traps(requester, transport, RetryPolicy{opts.mad_timeout, opts.mad_retries},
               TrapSubscriber::Events{[this](const core::Gid& gid) {
                                        if (events.input) events.input->on_gid_in_service(gid);
@@ -44,27 +42,14 @@ struct FabricPort::Impl {
                                      [this](const core::Gid& gid) {
                                        if (events.input) events.input->on_gid_out_of_service(gid);
                                      },
-                                     [this](std::uint16_t trap, bool ok) { on_trap_subscribed(trap, ok); }}),
-        refresh_timer(loop) {
+                                     [this](std::uint16_t trap, bool ok) { on_trap_subscribed(trap, ok); }}) {
     sa.on_tables_off([this](const std::string& reason) {
       if (events.on_table_fallback) events.on_table_fallback(reason);
     });
   }
 
-  // A poll must finish well inside its interval: short attempts, one resend.
-  static RetryPolicy monitor_policy(const FabricOptions& opts) {
-    const core::Duration quarter = opts.poll_interval / 4;
-    return RetryPolicy{std::min(opts.mad_timeout, quarter), 1};
-  }
-
-  // The SA lost our subscriptions iff it restarted; only asked once both are confirmed.
-  void check_sa_state(core::Lid sm_lid, std::function<void(std::optional<bool>)> done) {
-    if (subscriptions_confirmed < 2) return done(std::nullopt);
-    traps.check_subscribed(sm_lid, sm_sl, transport.snapshot().gid, std::move(done));
-  }
-
   void on_trap_subscribed(std::uint16_t trap, bool ok) {
-    if (ok) ++subscriptions_confirmed;
+    if (ok) monitor.subscription_confirmed();
     if (events.on_trap_subscribed) events.on_trap_subscribed(trap, ok);
   }
 
@@ -80,7 +65,7 @@ struct FabricPort::Impl {
     current = port;
     if (events.input) events.input->on_local_port(port);
     if (first_sm) {
-      refresh_sm_state();
+      monitor.sm_found();
       std::vector<core::PathQuery> waiting;
       waiting.swap(queued);
       for (const auto& q : waiting) send(q);
@@ -100,27 +85,13 @@ struct FabricPort::Impl {
     ++sm_changes;
     sa.on_sm_changed();
     if (events.input) events.input->on_sm_changed();
-    refresh_later();
   }
 
-  // Every host of the subnet sees the new SM at once; their subscriptions and broadcast-group
-  // reads together would queue at the SA ahead of the GETs renewing the paths in use (a few MADs
-  // per host, so a queue that grows with the subnet: docs/scale.md). Each goes at a random time within sm_refresh_spread
-  // while HCA port events are live: CLIENT_REREGISTER then tells of an SM that restarts again
-  // within it. Without events that restart would be seen only through our subscriptions: at once.
-  void refresh_later() {
-    subscriptions_confirmed = 0;
-    if (!port_events || options.sm_refresh_spread <= core::Duration::zero()) return refresh_sm_state();
-    std::uniform_int_distribution<core::Duration::rep> draw(0, options.sm_refresh_spread.count() - 1);
-    refresh_timer.expires_after(core::Duration{draw(refresh_rng)});
-    refresh_timer.async_wait([this](const std::error_code& ec) {
-      if (!ec) refresh_sm_state();
-    });
-  }
-
-  // What must be redone with every new SM: trap subscriptions and the broadcast group.
+  // What must be redone with every new SM: trap subscriptions and the broadcast group. Every host
+  // of the subnet sees the new SM at once; their refreshes together would queue at the SA ahead of
+  // the GETs renewing the paths in use (a few MADs per host, so a queue that grows with the subnet:
+  // docs/scale.md), so PortMonitorLogic spreads them.
   void refresh_sm_state() {
-    subscriptions_confirmed = 0;
     if (options.subscribe_traps) traps.subscribe(sa.sm_lid(), sm_sl);
     sa.query_broadcast_group(transport.snapshot().gid, options.broadcast_pkey,
                              [this](core::Error error, const core::BroadcastParams& params) {
@@ -166,10 +137,7 @@ struct FabricPort::Impl {
   std::uint8_t sm_sl = 0;
   std::vector<core::PathQuery> queued;
   std::vector<QueuedTable> queued_tables;
-  asio::steady_timer refresh_timer;  // refresh_later()
-  std::mt19937_64 refresh_rng{std::random_device{}()};
   std::uint64_t sm_changes = 0;
-  int subscriptions_confirmed = 0;  // trap subscriptions the current SA accepted
 };
 
 FabricPort::FabricPort(asio::io_context& loop, const FabricOptions& options, FabricEvents events)
@@ -181,9 +149,13 @@ void FabricPort::start() {
   Impl& impl = *impl_;
   impl.transport.start([&impl](const ReceivedMad& mad) { impl.on_mad(mad); });
   // A MAD to the SM or SA that timed out: it may have restarted or moved, unless it has answered
-  // since (a queue at a busy SA: checking the SM then only adds to it).
-  impl.requester.on_remote_timeout([&impl](MadRoute, core::Lid, bool heard_since_sent) {
-    if (!heard_since_sent) impl.monitor.suspect_timeout();
+  // since (a queue at a busy SA: checking the SM then only adds to it). The SM and the SA answer
+  // from the SM's LID.
+  impl.requester.on_remote_timeout([&impl](MadRoute, core::Lid, core::TimePoint attempt_sent) {
+    impl.monitor.remote_timeout(attempt_sent);
+  });
+  impl.requester.on_answer([&impl](core::Lid slid, core::TimePoint at) {
+    if (slid == impl.sa.sm_lid()) impl.monitor.heard(at);
   });
   if (impl.port_events) {
     impl.port_events->start([&impl](PortEvent e) {
@@ -195,7 +167,6 @@ void FabricPort::start() {
 }
 
 void FabricPort::stop() {
-  impl_->refresh_timer.cancel();
   if (impl_->port_events) impl_->port_events->stop();
   impl_->monitor.stop();
   impl_->transport.stop();

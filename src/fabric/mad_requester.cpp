@@ -133,8 +133,7 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
   Outstanding& entry = *it->second;
   const MadRoute route = entry.request.route;
   const core::Lid dlid = entry.request.dlid;
-  const auto heard = last_heard_.find(dlid.value);
-  const bool heard_since_sent = heard != last_heard_.end() && heard->second >= entry.attempt_sent;
+  const core::TimePoint attempt_sent = entry.attempt_sent;
   const core::Duration fired = core::SteadyClock{}.now() - entry.attempt_sent;
   if (times_round_trip(entry)) round_trips_[round_trip_key(entry.expect.mgmt_class, dlid)].on_timeout(fired);
   if (times_table(entry)) table_timers_[table_timer_key(entry.expect.attr_id, dlid)].on_timeout(fired);
@@ -147,7 +146,7 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
     outstanding_.erase(it);
     on_answer(nullptr);
   }
-  if (route != MadRoute::smi_directed && remote_timeout_observer_) remote_timeout_observer_(route, dlid, heard_since_sent);
+  if (route != MadRoute::smi_directed && remote_timeout_observer_) remote_timeout_observer_(route, dlid, attempt_sent);
 }
 
 bool MadRequester::on_receive(const ReceivedMad& mad) {
@@ -162,7 +161,7 @@ bool MadRequester::on_receive(const ReceivedMad& mad) {
   if (mad.status != 0) return true;
   if (!header->is_response()) return false;
   const core::TimePoint now = core::SteadyClock{}.now();
-  last_heard_[mad.slid.value] = now;
+  if (answer_observer_) answer_observer_(mad.slid, now);
   auto it = outstanding_.find(mad::tid_low32(header->tid));
   if (it == outstanding_.end()) {
     ++counters_.late_or_duplicate;

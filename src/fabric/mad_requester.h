@@ -90,10 +90,13 @@ class MadRequester {
   const TableTimer* table_timer(std::uint16_t attr_id, core::Lid dlid) const;
 
   // Called on every timed-out attempt to another LID (the SM or SA may have gone): route, DLID,
-  // and whether that LID answered anything (any response, late ones too) after the attempt went
-  // out: then it is alive and only slow (a queue), and the timeout is no sign of its loss.
-  using RemoteTimeoutObserver = std::function<void(MadRoute, core::Lid dlid, bool heard_since_sent)>;
+  // and when the attempt went out. Whether it is a sign of their loss (nothing heard from them
+  // since) is the port monitor's to tell (PortMonitorLogic::remote_timeout).
+  using RemoteTimeoutObserver = std::function<void(MadRoute, core::Lid dlid, core::TimePoint attempt_sent)>;
   void on_remote_timeout(RemoteTimeoutObserver observer) { remote_timeout_observer_ = std::move(observer); }
+  // Called on every response received (late and duplicate ones too): its source LID and when.
+  using AnswerObserver = std::function<void(core::Lid slid, core::TimePoint at)>;
+  void on_answer(AnswerObserver observer) { answer_observer_ = std::move(observer); }
 
  private:
   struct Outstanding;
@@ -112,8 +115,7 @@ class MadRequester {
   std::unordered_map<Handle, std::unique_ptr<Outstanding>> outstanding_;
   RequesterCounters counters_;
   RemoteTimeoutObserver remote_timeout_observer_;
-  // When each remote LID last sent us a response (a handful of LIDs: the SM's, the SA's).
-  std::unordered_map<std::uint16_t, core::TimePoint> last_heard_;
+  AnswerObserver answer_observer_;
   // Each remote manager's round trip, keyed by management class << 16 | LID: the SM's SMInfo
   // answers and the SA's queue are apart, though both sit at the SM's LID.
   std::unordered_map<std::uint32_t, RoundTripEstimate> round_trips_;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// PortMonitor: the PortInfo -> (SMInfo -> SA state) poll cycle and its timer.
+// PortMonitor: the PortInfo -> (the check's MADs, as PortMonitorLogic says) poll cycle, its timer
+// and the refresh timer.
 #include "fabric/port_monitor.h"
 
 #include <random>
@@ -33,45 +34,69 @@ std::optional<mad::Smp> smp_data(const MadAnswer* answer) {
   return *decoded;
 }
 
-core::TimePoint now() { return std::chrono::time_point_cast<core::Duration>(std::chrono::steady_clock::now()); }
-
 }  // namespace
 
+core::TimePoint PortMonitor::now() { return core::SteadyClock{}.now(); }
+
 PortMonitor::PortMonitor(asio::io_context& loop, MadRequester& requester, const core::Gid& port_gid,
-                         std::uint8_t port_number, core::Duration interval, core::Duration sm_check_interval,
-                         const RetryPolicy& policy, Events events)
+                         std::uint8_t port_number, const MonitorSettings& settings, Events events)
     : loop_(loop),
       requester_(requester),
       port_gid_(port_gid),
       port_number_(port_number),
-      interval_(interval),
-      policy_(policy),
+      interval_(settings.poll),
+      policy_(settings.check_policy),
       events_(std::move(events)),
       timer_(loop),
-      schedule_(interval, sm_check_interval, port_gid.interface_id() ^ std::random_device{}()) {}
+      refresh_timer_(loop),
+      refresh_rng_(std::random_device{}()),
+      logic_(settings, port_gid.interface_id() ^ std::random_device{}()) {}
 
 void PortMonitor::start() {
   if (running_) return;
   running_ = true;
-  schedule_.start(now());
+  logic_.start(now());
   poll();
 }
 
 void PortMonitor::on_port_event(PortEvent event) {
-  schedule_.suspect();
+  logic_.suspect();
   if (event == PortEvent::client_reregister) {
     detector_.forget_sm();
-    if (events_.on_sm_changed) events_.on_sm_changed();
+    sm_changed();
   }
   if (!running_ || polling_) return;
   timer_.cancel();
   poll();
 }
 
+void PortMonitor::sm_found() {
+  logic_.sm_found(now());
+  refresh_when_due();
+}
+
+// The logic drops the subscriptions and draws the refresh; the owner hears of the change first
+// (its SaClient follows the new SM), then the refresh goes, at once or when its timer fires.
+void PortMonitor::sm_changed() {
+  const core::TimePoint at = logic_.sm_changed(now(), refresh_rng_);
+  if (events_.on_sm_changed) events_.on_sm_changed();
+  refresh_timer_.cancel();
+  if (at <= now()) return refresh_when_due();
+  refresh_timer_.expires_at(at);
+  refresh_timer_.async_wait([this](const std::error_code& ec) {
+    if (!ec) refresh_when_due();
+  });
+}
+
+void PortMonitor::refresh_when_due() {
+  if (logic_.take_refresh(now()) && events_.refresh_sm_state) events_.refresh_sm_state();
+}
+
 void PortMonitor::stop() {
   running_ = false;
   polling_ = false;
   timer_.cancel();
+  refresh_timer_.cancel();
   if (in_flight_) requester_.cancel(*in_flight_);
   in_flight_.reset();
 }
@@ -100,16 +125,21 @@ void PortMonitor::on_port_info(const MadAnswer* answer) {
       observation_.port = PortSample{core::Lid{info->lid}, core::Lid{info->master_sm_lid}, info->master_sm_sl,
                                      info->state() == mad::PortState::active,
                                      info->state() == mad::PortState::down};
-      if (detector_.port() && !(*detector_.port() == *observation_.port)) schedule_.suspect();
+      if (detector_.port() && !(*detector_.port() == *observation_.port)) logic_.suspect();
     }
   }
-  check_ = schedule_.due(now());
   observation_.sm_asked = false;
   // Ask the SM this poll found (or the last one known when PortInfo went unanswered).
   const std::optional<PortSample>& known = observation_.port ? observation_.port : detector_.port();
-  if (check_ == SmCheck::none || !known || known->sm_lid.value == 0 || !known->active) return finish_poll();
-  if (check_ == SmCheck::routine && events_.check_sa_state) return check_sa_state();
-  ask_sm_info();
+  ask(logic_.begin_check(now(), known && known->sm_lid.value != 0 && known->active));
+}
+
+void PortMonitor::ask(CheckMad mad) {
+  switch (mad) {
+    case CheckMad::sm_info: return ask_sm_info();
+    case CheckMad::subscription: return check_sa_state();
+    case CheckMad::none: return finish_poll();
+  }
 }
 
 void PortMonitor::ask_sm_info() {
@@ -126,34 +156,29 @@ void PortMonitor::on_sm_info(const MadAnswer* answer) {
       observation_.sm = SmSample{info->guid, info->act_count, info->state() == mad::SmState::master};
     }
   }
-  if (check_ == SmCheck::full && observation_.sm && observation_.sm->master && events_.check_sa_state) {
-    return check_sa_state();
-  }
-  finish_poll();
+  ask(logic_.sm_info_answered(now(), observation_.sm ? std::optional<bool>(observation_.sm->master) : std::nullopt));
 }
 
+// Without an owner to ask the SA (a test), the check goes unanswered.
 void PortMonitor::check_sa_state() {
+  if (!events_.check_sa_state) return ask(logic_.subscription_answered(now(), std::nullopt));
   const core::Lid sm_lid = observation_.port ? observation_.port->sm_lid : detector_.port()->sm_lid;
   events_.check_sa_state(sm_lid, [this, poll = poll_number_](std::optional<bool> kept) {
     if (poll != poll_number_ || !running_) return;
     observation_.sa_state_kept = kept;
-    // A routine check the SA did not settle (no answer, nothing confirmed yet) asks the SM.
-    if (check_ == SmCheck::routine && !kept) return ask_sm_info();
-    finish_poll();
+    ask(logic_.subscription_answered(now(), kept));
   });
 }
 
+// The check, if any, is over (the logic has recorded it).
 void PortMonitor::finish_poll() {
   ++poll_number_;  // a late SA-state answer for this poll is ignored
   polling_ = false;
-  const bool master_seen = observation_.sm && observation_.sm->master;
-  schedule_.checked(now(), check_, master_seen || observation_.sa_state_kept == true);
   const PollVerdict verdict = detector_.observe(observation_);
   if (verdict.local_port_changed && events_.on_local_port) {
     events_.on_local_port(*local_port(), detector_.port()->sm_sl);
   }
-  if (verdict.sm_changed) schedule_.suspect();  // a full check next: the new SM's baseline
-  if (verdict.sm_changed && events_.on_sm_changed) events_.on_sm_changed();
+  if (verdict.sm_changed) sm_changed();
   if (!running_) return;
   timer_.expires_at(poll_started_ + interval_);
   timer_.async_wait([this](const std::error_code& ec) {

@@ -92,8 +92,9 @@ class PortMonitorTest : public ::testing::Test {
   std::size_t port_events = 0;
   std::size_t sm_changes = 0;
   std::optional<bool> sa_state_kept;  // what the fake SA says about our subscription
-  PortMonitor monitor{loop, requester, core::Gid::from_parts(0xfe80000000000000ULL, 3), 1, 10ms, 1h,
-                      RetryPolicy{2ms, 0, 0.25, 8},
+  std::size_t refreshes = 0;
+  PortMonitor monitor{loop, requester, core::Gid::from_parts(0xfe80000000000000ULL, 3), 1,
+                      MonitorSettings{.poll = 10ms, .routine = 1h, .check_policy = RetryPolicy{2ms, 0, 0.25, 8}},
                       PortMonitor::Events{[this](const core::LocalPort& p, std::uint8_t) {
                                             ports.push_back(p);
                                             ++port_events;
@@ -101,7 +102,8 @@ class PortMonitorTest : public ::testing::Test {
                                           [this] { ++sm_changes; },
                                           [this](core::Lid, std::function<void(std::optional<bool>)> done) {
                                             done(sa_state_kept);
-                                          }}};
+                                          },
+                                          [this] { ++refreshes; }}};
 };
 
 TEST_F(PortMonitorTest, FirstPollReportsTheLocalPort) {
@@ -139,7 +141,7 @@ TEST_F(PortMonitorTest, SmRestartIsSeenOnceSomethingSuggestsIt) {
   subnet.act_count = 1;  // the restarted SM counts from scratch
   run_polls(5);
   EXPECT_EQ(sm_changes, 0U);  // not asked: nothing local changed
-  monitor.suspect_timeout();  // an SA query timed out
+  monitor.remote_timeout(core::SteadyClock{}.now());  // an SA query timed out, nothing heard since
   run_until(sm_changes, 1);
   EXPECT_EQ(sm_changes, 1U);
   EXPECT_EQ(ports.size(), 1U);
@@ -149,7 +151,7 @@ TEST_F(PortMonitorTest, SmSilentThenBackIsReportedAndAskedEveryPollMeanwhile) {
   monitor.start();
   run_until(port_events, 1);
   subnet.sm_answers = false;
-  monitor.suspect_timeout();
+  monitor.remote_timeout(core::SteadyClock{}.now());
   const std::uint64_t timeouts_before = requester.counters().timeouts;
   while (requester.counters().timeouts < timeouts_before + 2 && loop.run_one_for(2s) > 0) {
   }
@@ -160,6 +162,31 @@ TEST_F(PortMonitorTest, SmSilentThenBackIsReportedAndAskedEveryPollMeanwhile) {
   const std::uint64_t settled = remote();
   run_polls(20);
   EXPECT_EQ(remote(), settled + 1);  // one full check for the new SM's baseline, then quiet
+}
+
+// The SM's LID answered after the attempt went out: it is alive behind a queue, no check.
+TEST_F(PortMonitorTest, TimeoutAfterWhichTheSmAnsweredAsksNothing) {
+  monitor.start();
+  run_until(port_events, 1);
+  subnet.act_count = 1;  // a restart only a check would see
+  const core::TimePoint sent = core::SteadyClock{}.now();
+  monitor.heard(sent + 1ms);
+  monitor.remote_timeout(sent);
+  run_polls(5);
+  EXPECT_EQ(remote(), 1U);
+  EXPECT_EQ(sm_changes, 0U);
+}
+
+// The first SM found refreshes the SM state at once; an SM change (no spread set) does too, once.
+TEST_F(PortMonitorTest, FirstSmAndEachSmChangeRefreshTheSmStateOnce) {
+  monitor.start();
+  run_until(port_events, 1);
+  monitor.sm_found();
+  EXPECT_EQ(refreshes, 1U);
+  monitor.on_port_event(PortEvent::client_reregister);
+  EXPECT_EQ(refreshes, 2U);
+  run_polls(5);
+  EXPECT_EQ(refreshes, 2U);
 }
 
 TEST_F(PortMonitorTest, ClientReregisterEventIsOneSmChange) {
@@ -216,14 +243,17 @@ TEST(PortMonitorRoutineTest, RoutineCheckSeesAnSaThatForgotUs) {
   std::size_t sm_changes = 0;
   std::size_t sa_checks = 0;
   std::optional<bool> kept = true;
-  PortMonitor monitor{loop, requester, core::Gid::from_parts(0xfe80000000000000ULL, 3), 1, 5ms, 20ms,
-                      RetryPolicy{2ms, 0, 0.25, 8},
+  PortMonitor monitor{loop, requester, core::Gid::from_parts(0xfe80000000000000ULL, 3), 1,
+                      MonitorSettings{.poll = 5ms, .routine = 20ms, .check_policy = RetryPolicy{2ms, 0, 0.25, 8}},
                       PortMonitor::Events{nullptr, [&] { ++sm_changes; },
                                           [&](core::Lid, std::function<void(std::optional<bool>)> done) {
                                             ++sa_checks;
                                             done(kept);
-                                          }}};
+                                          },
+                                          nullptr}};
   monitor.start();
+  monitor.subscription_confirmed();  // traps 64 and 65: there is a subscription to check
+  monitor.subscription_confirmed();
   while (sa_checks < 3 && loop.run_one_for(2s) > 0) {
   }
   EXPECT_EQ(requester.counters().remote_sent, 1U);  // the first SMInfo; routine checks go to the SA

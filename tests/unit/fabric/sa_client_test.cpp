@@ -269,29 +269,36 @@ TEST_F(SaClientTest, AnAnswerAfterAResendDoesNotTimeTheRoundTrip) {
   EXPECT_EQ(rtt->srtt(), core::Duration::zero()) << "no sample";
 }
 
-// The port monitor checks the SM on a timeout only when the SA went silent: a timed-out attempt
-// after which the SA answered something else (a queue at a busy SA) says so.
-TEST_F(SaClientTest, TimeoutSaysWhetherTheSaAnsweredSinceTheAttemptWentOut) {
-  std::vector<bool> heard;
-  requester.on_remote_timeout([&](MadRoute route, core::Lid dlid, bool heard_since_sent) {
+// The port monitor checks the SM on a timeout only when the SA went silent (PortMonitorLogic):
+// each timed-out attempt names when it went out, and each answer when it came, so that a timeout
+// whose attempt went out before the SA's last answer tells of a queue, not a lost SA.
+TEST_F(SaClientTest, TimeoutsNameTheirAttemptsSendTimeAndAnswersTheirArrival) {
+  std::vector<core::TimePoint> sent;
+  std::vector<core::TimePoint> heard;
+  requester.on_remote_timeout([&](MadRoute route, core::Lid dlid, core::TimePoint attempt_sent) {
     EXPECT_EQ(route, MadRoute::sa);
     EXPECT_EQ(dlid, kSmLid);
-    heard.push_back(heard_since_sent);
+    sent.push_back(attempt_sent);
+  });
+  requester.on_answer([&](core::Lid slid, core::TimePoint at) {
+    EXPECT_EQ(slid, kSmLid);
+    heard.push_back(at);
   });
   start(query(1));
   start(query(2));
   ASSERT_EQ(sender.sent.size(), 2U);
   // The answer to the first query comes after the second went out; the second stays unanswered.
   requester.on_receive(path_answer(sender.sent[0], path_between(gid(3), gid(0xb)), kSmLid));
-  while (heard.empty() && loop.run_one() > 0) {
-  }
   ASSERT_EQ(heard.size(), 1U);
-  EXPECT_TRUE(heard[0]);
-  // Its resend hears nothing more: every later timeout is the SA's silence.
+  while (sent.empty() && loop.run_one() > 0) {
+  }
+  ASSERT_EQ(sent.size(), 1U);
+  EXPECT_LE(sent[0], heard[0]) << "its first attempt went out before the answer";
+  // Its resend went out after it: every later timeout is the SA's silence.
   loop.run();
-  ASSERT_EQ(heard.size(), 3U);
-  EXPECT_FALSE(heard[1]);
-  EXPECT_FALSE(heard[2]);
+  ASSERT_EQ(sent.size(), 3U);
+  EXPECT_GT(sent[1], heard[0]);
+  EXPECT_GT(sent[2], sent[1]);
   ASSERT_EQ(results.size(), 2U);
   EXPECT_EQ(results[1].error, core::Error::timeout);
 }
