@@ -2,7 +2,6 @@
 // ibat-sim: command line of the discrete-event scale simulator (docs/simulator.md; its results: docs/scale.md).
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -159,10 +158,9 @@ int main(int argc, char** argv) {
   sc.monitor.enabled = !no_monitor;
   sc.mad_timers_follow_rtt = !fixed_mad_timers;
   sc.monitor.poll_ns = std::llround(poll_interval_ms * 1e6);
-  // FabricPort: the routine check only without HCA events, the refresh spread only with them.
-  sc.monitor.sm_check_ns = no_hca_events ? std::llround(sm_check_interval_s * 1e9) : 0;
-  sc.monitor.refresh_spread_ns = no_hca_events ? 0 : std::llround(sm_refresh_spread_ms * 1e6);
-  sc.monitor.check_timeout_ns = std::min(sc.mad_timeout_ns, sc.monitor.poll_ns / 4);
+  sc.monitor.sm_check_ns = std::llround(sm_check_interval_s * 1e9);
+  sc.monitor.refresh_spread_ns = std::llround(sm_refresh_spread_ms * 1e6);
+  sc.monitor.hca_events = !no_hca_events;  // what applies: fabric::MonitorSettings::of, as FabricPort
   sc.policy.sa_rate = node_sa_rate;
   sc.policy.sa_burst = node_sa_burst;
   sc.policy.capacity = capacity;

@@ -3,6 +3,7 @@
 #include "sim/monitor.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace ibat::sim {
 namespace {
@@ -13,12 +14,15 @@ std::int64_t ns_of(core::TimePoint t) { return t.time_since_epoch().count(); }
 }  // namespace
 
 // Daemons already running at time 0: each settled its last check at a random time within one
-// routine interval before, so the next routine checks are spread over the first interval. The
-// others wait for start_daemon(), unsubscribed.
+// routine interval before (its logic heard the SM answer MASTER and the SA confirm both trap
+// subscriptions), so the next routine checks are spread over the first interval. The others wait
+// for start_daemon(), unsubscribed.
 Monitor::Monitor(const MonitorOptions& options, std::uint32_t nodes, const fabric::RetryPolicy& sa_retry,
                  RoundTrips& round_trips, std::uint64_t seed, EventQueue& queue, SaModel& sa)
     : options_(options),
-      check_retry_{core::Duration{options.check_timeout_ns}, options.check_retries},
+      settings_(fabric::MonitorSettings::of(core::Duration{options.poll_ns}, core::Duration{options.sm_check_ns},
+                                            sa_retry.timeout, core::Duration{options.refresh_spread_ns},
+                                            options.hca_events)),
       sa_retry_(sa_retry),
       round_trips_(round_trips),
       queue_(queue),
@@ -27,19 +31,21 @@ Monitor::Monitor(const MonitorOptions& options, std::uint32_t nodes, const fabri
   if (!options.enabled) return;
   nodes_.reserve(nodes);
   std::uniform_int_distribution<std::int64_t> phase(0, options_.poll_ns - 1);
-  std::uniform_int_distribution<std::int64_t> settled_ago(0, std::max<std::int64_t>(options_.sm_check_ns - 1, 0));
+  const std::int64_t routine_ns = settings_.routine.count();
+  std::uniform_int_distribution<std::int64_t> settled_ago(0, std::max<std::int64_t>(routine_ns - 1, 0));
   for (std::uint32_t n = 0; n < nodes; ++n) {
-    NodeState& s = nodes_.emplace_back(
-        fabric::SmCheckSchedule(core::Duration{options_.poll_ns}, core::Duration{options_.sm_check_ns}, rng_()));
+    NodeState& s = nodes_.emplace_back(settings_, rng_());
     if (!options_.running_at_start) {
       s.phase_ns = kNotStarted;
-      s.subscriptions = 0;
       continue;
     }
     s.phase_ns = phase(rng_);
     const core::TimePoint last = time_point(-settled_ago(rng_));
-    s.schedule.start(last);
-    s.schedule.checked(last, fabric::SmCheck::full, true);
+    s.logic.start(last);
+    s.logic.begin_check(last, true);         // the full check of its start: SMInfo,
+    s.logic.sm_info_answered(last, true);    // MASTER (no subscription to check yet)
+    s.logic.subscription_confirmed();        // trap 64
+    s.logic.subscription_confirmed();        // trap 65
   }
 }
 
@@ -53,8 +59,9 @@ void Monitor::start_daemon(std::uint32_t n, std::int64_t now_ns) {
   if (nodes_.empty()) return;
   NodeState& s = nodes_[n];
   s.phase_ns = now_ns;
-  s.schedule.start(time_point(now_ns));
-  refresh(n, now_ns);
+  s.logic.start(time_point(now_ns));
+  s.logic.sm_found(time_point(now_ns));  // its first poll finds the SM: the refresh, at once
+  if (s.logic.take_refresh(time_point(now_ns))) refresh(n, now_ns);
   schedule(n, now_ns);  // the full check, this poll
 }
 
@@ -73,8 +80,8 @@ std::int64_t Monitor::next_poll(const NodeState& s, std::int64_t t) const {
 // Keeps one monitor_poll scheduled at the first poll where the schedule has a check due.
 void Monitor::schedule(std::uint32_t n, std::int64_t now_ns) {
   NodeState& s = nodes_[n];
-  if (s.check != fabric::SmCheck::none) return;  // finish() schedules
-  const core::TimePoint due = s.schedule.next_due();
+  if (s.logic.check() != fabric::SmCheck::none) return;  // its end schedules
+  const core::TimePoint due = s.logic.next_check_due();
   if (due == core::TimePoint::max()) return;
   const std::int64_t at = next_poll(s, std::max(now_ns, ns_of(due)));
   if (s.poll_at >= 0 && s.poll_at <= at) return;
@@ -91,7 +98,7 @@ void Monitor::handle(const Event& e, std::int64_t now_ns) {
     return poll(n, now_ns);
   }
   if (e.kind == EventKind::monitor_refresh) {
-    if (e.arg == s.sm_changes) refresh(n, now_ns);  // else a later SM change has its own
+    if (s.logic.take_refresh(time_point(now_ns))) refresh(n, now_ns);  // else a later SM change's is pending
     return;
   }
   Mad* mad = s.mads.find(e.arg);
@@ -117,18 +124,15 @@ void Monitor::handle(const Event& e, std::int64_t now_ns) {
 
 void Monitor::poll(std::uint32_t n, std::int64_t now_ns) {
   NodeState& s = nodes_[n];
-  if (s.check != fabric::SmCheck::none) return;
-  s.check = s.schedule.due(time_point(now_ns));
-  if (s.check == fabric::SmCheck::none) return schedule(n, now_ns);
-  ++(s.check == fabric::SmCheck::full ? totals_.full_checks : totals_.routine_checks);
-  s.master_seen = false;
-  s.kept = false;
-  const bool ask_sa = s.check == fabric::SmCheck::routine && s.subscriptions == 2;
-  send(n, ask_sa ? Purpose::sub_check : Purpose::sm_info, now_ns);
+  if (s.logic.check() != fabric::SmCheck::none) return;
+  const fabric::CheckMad mad = s.logic.begin_check(time_point(now_ns), true);  // the model's port is active, its SM known
+  if (mad == fabric::CheckMad::none) return schedule(n, now_ns);
+  ++(s.logic.check() == fabric::SmCheck::full ? totals_.full_checks : totals_.routine_checks);
+  ask(n, mad, now_ns);
 }
 
 const fabric::RetryPolicy& Monitor::policy_of(Purpose purpose) const {
-  return purpose == Purpose::sm_info || purpose == Purpose::sub_check ? check_retry_ : sa_retry_;
+  return purpose == Purpose::sm_info || purpose == Purpose::sub_check ? settings_.check_policy : sa_retry_;
 }
 
 void Monitor::send(std::uint32_t n, Purpose purpose, std::int64_t now_ns) {
@@ -144,52 +148,46 @@ void Monitor::attempt(std::uint32_t n, std::uint64_t id, Mad& mad, std::int64_t 
                     EventKind::monitor_lost);
 }
 
-// PortMonitor's sequence: a full check asks SMInfo, then (subscriptions confirmed, SM master) the
-// subscription check; a routine check asks the subscription check, and SMInfo if it went unanswered.
+// What the check MADs and the refresh's MADs tell the logic. The model's SM is MASTER whenever it
+// answers, and its SA holds the subscriptions whenever it answers the check.
 void Monitor::done(std::uint32_t n, Purpose purpose, bool answered, std::int64_t now_ns) {
   NodeState& s = nodes_[n];
+  const core::TimePoint now = time_point(now_ns);
+  const std::optional<bool> answer = answered ? std::optional<bool>(true) : std::nullopt;
   switch (purpose) {
     case Purpose::subscribe:
-      if (answered && s.subscriptions < 2) ++s.subscriptions;
+      if (answered) s.logic.subscription_confirmed();
       return;
     case Purpose::mcmember:
       if (answered) ++s.broadcast_answers;
       return;
-    case Purpose::sm_info:
-      s.master_seen = answered;
-      if (s.check == fabric::SmCheck::full && answered && s.subscriptions == 2) {
-        return send(n, Purpose::sub_check, now_ns);
-      }
-      return finish(n, now_ns);
-    case Purpose::sub_check:
-      s.kept = answered;
-      if (s.check == fabric::SmCheck::routine && !answered) return send(n, Purpose::sm_info, now_ns);
-      return finish(n, now_ns);
+    case Purpose::sm_info: return ask(n, s.logic.sm_info_answered(now, answer), now_ns);
+    case Purpose::sub_check: return ask(n, s.logic.subscription_answered(now, answer), now_ns);
   }
 }
 
-void Monitor::finish(std::uint32_t n, std::int64_t now_ns) {
-  NodeState& s = nodes_[n];
-  s.schedule.checked(time_point(now_ns), s.check, s.master_seen || s.kept);
-  s.check = fabric::SmCheck::none;
-  schedule(n, now_ns);
+void Monitor::ask(std::uint32_t n, fabric::CheckMad mad, std::int64_t now_ns) {
+  switch (mad) {
+    case fabric::CheckMad::sm_info: return send(n, Purpose::sm_info, now_ns);
+    case fabric::CheckMad::subscription: return send(n, Purpose::sub_check, now_ns);
+    case fabric::CheckMad::none: return schedule(n, now_ns);
+  }
 }
 
 void Monitor::on_remote_timeout(std::uint32_t n, std::int64_t now_ns, std::int64_t sent_ns) {
-  if (nodes_.empty() || nodes_[n].last_heard_ns >= sent_ns) return;  // a queue, not a lost SA
-  nodes_[n].schedule.suspect_timeout();
+  if (nodes_.empty() || !nodes_[n].logic.remote_timeout(time_point(sent_ns))) return;  // a queue, not a lost SA
   schedule(n, now_ns);
+}
+
+void Monitor::on_remote_answer(std::uint32_t n, std::int64_t now_ns) {
+  if (!nodes_.empty()) nodes_[n].logic.heard(time_point(now_ns));
 }
 
 void Monitor::on_sm_changed(std::uint32_t n, std::int64_t now_ns) {
   if (nodes_.empty() || nodes_[n].phase_ns == kNotStarted) return;  // it will find the new SM at its start
   NodeState& s = nodes_[n];
-  s.subscriptions = 0;
-  ++s.sm_changes;
-  const std::int64_t spread = options_.refresh_spread_ns;
-  const std::int64_t delay = spread > 0 ? std::uniform_int_distribution<std::int64_t>(0, spread - 1)(rng_) : 0;
-  queue_.push(now_ns + delay, EventKind::monitor_refresh, n, s.sm_changes);
-  s.schedule.suspect();
+  const core::TimePoint at = s.logic.sm_changed(time_point(now_ns), rng_);
+  queue_.push(ns_of(at), EventKind::monitor_refresh, n, 0);
   schedule(n, now_ns);
 }
 

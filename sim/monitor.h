@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The port monitor of every simulated ibatd (src/fabric/port_monitor.*, fabric_port.cpp), as MADs
 // on the simulator's clock: a 0-hop PortInfo to its own port every poll (local: counted, never
-// reaches the SM), and an SM/SA check whenever the daemon's own fabric::SmCheckSchedule says so —
-// routine (the subscription check; SMInfo if unanswered) or full (SMInfo, then the subscription
-// check). An SM change, and a daemon's start (boot, --warm-s), also (re-)subscribe to traps 64/65
-// and (re-)read the broadcast group. Every remote MAD runs MadRequester's attempts
+// reaches the SM), and the SM/SA checks and the SM-state refresh that the daemon's own
+// fabric::PortMonitorLogic decides, one per node, driven by the same events as in ibatd (a poll, a
+// check MAD answered or timed out, a remote MAD of the node timed out, an SA answer heard, a trap
+// subscription confirmed, an SM change). Every remote MAD runs MadRequester's attempts
 // (sim/mad_attempts.h) as SA/SM arrivals in the SA model, so the SA load includes them, each timer
 // raised to the node's round trip to the SA (or, for SMInfo, the SM: sim/round_trips.h). See
-// docs/scale.md "Monitoring MADs".
+// docs/simulator.md "Monitoring MADs".
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "fabric/fabric_options.h"
+#include "fabric/port_monitor_logic.h"
 #include "fabric/retry_policy.h"
-#include "fabric/sm_check_schedule.h"
 #include "sim/event_queue.h"
 #include "sim/mad_attempts.h"
 #include "sim/query_table.h"
@@ -24,15 +26,16 @@
 
 namespace ibat::sim {
 
-// The defaults are a daemon without HCA port events; ibat-sim's command line models one with them
-// unless --no-hca-events (no routine check, the refresh spread: FabricPort).
+// The daemon's fabric options the monitor reads; the defaults are ibatd's, on a host without HCA
+// port events (ibat-sim's command line models one with them unless --no-hca-events).
+// fabric::MonitorSettings::of derives what applies, as in FabricPort: the routine check only
+// without events, the refresh spread only with them, each check MAD min(mad_timeout, poll / 4).
 struct MonitorOptions {
   bool enabled = true;
   std::int64_t poll_ns = 1'000'000'000;             // fabric.poll_interval_ms
-  std::int64_t sm_check_ns = 60'000'000'000;        // fabric.sm_check_interval_s (x [1, 1.5)); 0: never
-  std::int64_t check_timeout_ns = 200'000'000;      // a check MAD: min(mad_timeout, poll / 4)
-  std::uint32_t check_retries = 1;                  // ... and one resend
-  std::int64_t refresh_spread_ns = 0;               // fabric.sm_refresh_spread_ms; 0: at once
+  std::int64_t sm_check_ns = 60'000'000'000;        // fabric.sm_check_interval_s (x [1, 1.5))
+  std::int64_t refresh_spread_ns = std::chrono::nanoseconds(fabric::kDefaultSmRefreshSpread).count();  // fabric.sm_refresh_spread_ms
+  bool hca_events = false;       // the HCA's port events are live (CLIENT_REREGISTER)
   bool running_at_start = true;  // false: each daemon starts at its start_daemon()
 };
 
@@ -59,15 +62,12 @@ class Monitor {
   void start_daemon(std::uint32_t node, std::int64_t now_ns);
   void handle(const Event& e, std::int64_t now_ns);  // monitor_poll, monitor_reply, monitor_lost
   // A remote MAD attempt of `node` sent at `sent_ns` (a path query's, a table's) timed out: a full
-  // check once its back-off allows, unless the SA answered the node since (fabric_port.cpp).
+  // check once its back-off allows, unless the SA answered the node since (PortMonitorLogic).
   void on_remote_timeout(std::uint32_t node, std::int64_t now_ns, std::int64_t sent_ns);
-  // An answer from the SA reached `node` (MadRequester notes every response's source).
-  void on_remote_answer(std::uint32_t node, std::int64_t now_ns) {
-    if (!nodes_.empty()) nodes_[node].last_heard_ns = now_ns;
-  }
+  // An answer from the SA reached `node` (MadRequester reports every response's source).
+  void on_remote_answer(std::uint32_t node, std::int64_t now_ns);
   // The node saw an SM change: a full check next poll; re-subscribe and re-read the broadcast
-  // group at a random time within refresh_spread_ns (FabricPort: every host sees the change at
-  // once, and their MADs together would queue at the SA ahead of the paths' GETs).
+  // group when its PortMonitorLogic says (within the refresh spread with HCA events).
   void on_sm_changed(std::uint32_t node, std::int64_t now_ns);
   // MCMemberRecord answers `node` received: with its GetTables, what the SaClient counts as the SA
   // answering (sim/simulator_tables.cpp).
@@ -85,17 +85,11 @@ class Monitor {
   };
   static constexpr std::int64_t kNotStarted = INT64_MAX;
   struct NodeState {
-    explicit NodeState(fabric::SmCheckSchedule s) : schedule(std::move(s)) {}
-    fabric::SmCheckSchedule schedule;
+    NodeState(const fabric::MonitorSettings& settings, std::uint64_t seed) : logic(settings, seed) {}
+    fabric::PortMonitorLogic logic;   // the daemon's own: checks, subscriptions, refresh
     std::int64_t phase_ns = 0;        // polls at phase + k * poll; kNotStarted before the start
     std::int64_t poll_at = -1;        // the scheduled monitor_poll, -1 if none
-    fabric::SmCheck check = fabric::SmCheck::none;  // in progress
-    bool master_seen = false;
-    bool kept = false;
-    std::uint8_t subscriptions = 2;   // confirmed trap subscriptions
     std::uint64_t broadcast_answers = 0;
-    std::uint64_t sm_changes = 0;     // the SM changes seen: a monitor_refresh of an older one is void
-    std::int64_t last_heard_ns = INT64_MIN;  // the SA's last answer to any MAD of the node
     std::uint64_t next_mad = 1;
     QueryTable<Mad> mads;
   };
@@ -107,12 +101,12 @@ class Monitor {
   const fabric::RetryPolicy& policy_of(Purpose purpose) const;
   static Manager manager_of(Purpose purpose) { return purpose == Purpose::sm_info ? Manager::sm : Manager::sa; }
   void done(std::uint32_t n, Purpose purpose, bool answered, std::int64_t now_ns);
-  void finish(std::uint32_t n, std::int64_t now_ns);
+  void ask(std::uint32_t n, fabric::CheckMad mad, std::int64_t now_ns);  // the check's next MAD, or its end
   void schedule(std::uint32_t n, std::int64_t now_ns);
   std::int64_t next_poll(const NodeState& s, std::int64_t t) const;  // first poll at or after t
 
   MonitorOptions options_;
-  fabric::RetryPolicy check_retry_;  // SMInfo and the subscription check (fabric_port.cpp)
+  fabric::MonitorSettings settings_;  // FabricPort's, from the options and the MAD timeout
   fabric::RetryPolicy sa_retry_;     // the SM-change MADs: the SaClient's
   RoundTrips& round_trips_;
   EventQueue& queue_;
