@@ -83,6 +83,11 @@ const std::vector<IdRange>& standard_ulp_service_ids() {
   return ranges;
 }
 
+const std::vector<IdRange>& every_qos_class() {
+  static const std::vector<IdRange> ranges{IdRange{1, kMaxQosClass}};
+  return ranges;
+}
+
 QosKey QosKey::of(std::optional<std::uint64_t> service_id, std::optional<std::uint16_t> qos_class,
                   const std::vector<IdRange>& service_ids, const std::vector<IdRange>& qos_classes) {
   QosKey key;

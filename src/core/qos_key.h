@@ -2,9 +2,10 @@
 // Which ServiceID and QoS class a resolve is cached and asked by (docs/design.md, "QoS").
 // An SM's QoS policy may give a path its SL, MTU, rate and packet lifetime by the query's
 // ServiceID or QoS class. ibat cannot read that policy, so Policy names the ServiceIDs and QoS
-// classes a policy may single out (the standard ULPs' ServiceIDs by default, no QoS class): a
-// resolve that carries one of them is cached apart and asked with it; any other shares the
-// destination's default path, which is what the prefetched table holds.
+// classes a policy may single out (by default the standard ULPs' ServiceIDs and every QoS class
+// but 0): a resolve that carries one of them is cached apart and asked with it (a class alone by
+// a GetTable of its own: core::SaScheduler); any other shares the destination's default path,
+// which is what the prefetched table holds.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,9 @@ std::string service_ids_name(const IdRange& range);
 
 // The standard ULPs' ServiceIDs, the default of Policy::qos_service_ids.
 const std::vector<IdRange>& standard_ulp_service_ids();
+// Every QoS class but 0 (1-4095), the default of Policy::qos_classes ("auto" in ibatd.toml): class
+// 0 is what a connect that set no ToS carries, and the default path serves it.
+const std::vector<IdRange>& every_qos_class();
 
 // The query fields of a cache key beyond (SGID, DGID, P_Key); all absent: the default path.
 // The ServiceID is held in halves: 4-byte alignment keeps a cache entry at 104 bytes.

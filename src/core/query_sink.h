@@ -34,11 +34,13 @@ struct QueryResult {
 };
 
 // One SA PathRecord GetTable: a path from `sgid` to every end port of its subnet on `pkey`
-// (DGID wildcarded). The answer holds one path per destination, switches left out.
+// (DGID wildcarded), asked with `qos_class` and its component-mask bit when present (the SM's
+// QoS policy may answer by it). The answer holds one path per destination, switches left out.
 struct TableQuery {
   QueryId id = 0;
   Gid sgid;
   Pkey pkey;
+  std::optional<std::uint16_t> qos_class;
 };
 
 struct TableResult {

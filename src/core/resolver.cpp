@@ -368,7 +368,7 @@ void Resolver::Impl::flush_outbox() {
       if (!sink.send_size_query(*size) && scheduler.table().asking_size(size->id)) {
         // The table goes unspread, now: this is the flush of the tick that asked the size.
         scheduler.table().on_size_result(size->id, SubnetTable::SizeOutcome::settled, 0, TimePoint{});
-        send_table();
+        send_table(scheduler.table());
       }
     } else {
       sink.cancel_query(std::get<CancelCall>(item).id);

@@ -55,7 +55,9 @@ void Resolver::on_local_port(const LocalPort& port) {
   m.port = port;
   if (!port.active) {
     if (m.port_active) m.requeue_inflight();
-    if (m.scheduler.table().state() == TableState::in_flight) m.want_table();  // its answer would be lost: asked again once up
+    bool in_flight = false;  // a table's answer would be lost: asked again once up
+    m.scheduler.for_each_table([&](const SubnetTable& t) { in_flight |= t.state() == TableState::in_flight; });
+    if (in_flight) m.want_table();
     m.port_active = false;
     m.settle();
     return;

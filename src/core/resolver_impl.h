@@ -178,30 +178,33 @@ struct Resolver::Impl final : SaScheduler::Jobs {
   bool shielded_from(const CacheEntry& e, Owner asking) const;
   void flush_outbox();
 
-  // resolver_tables.cpp: the subnet's paths in one GetTable (Policy::prefetch).
-  void want_table();       // after start, SM change, own LID change, port up: the next GetTable
-  void send_table();       // the wanted GetTable, once the port can send
-  void drop_table();       // forget the wanted or in-flight GetTable (port down, prefetch off)
+  // resolver_tables.cpp: the subnet's paths in one GetTable (Policy::prefetch), and a QoS class's in one more.
+  void want_table();       // after start, SM change, own LID change, port up: the next GetTables
+  void send_table();       // the wanted GetTables, once the port can send
+  void send_table(SubnetTable& table);
+  void drop_table();       // forget the wanted or in-flight GetTables (port down, prefetch off)
   void table_unsent(QueryId id);     // the sink sends no tables: GETs, as without prefetch
-  void table_failed();               // the revalidation schedule goes on by GETs
-  void resume_revalidations();       // no table comes: the GET revalidation schedule goes on now
-  // A new job whose waiters can wait for the awaited GetTable is parked until it answers, at
+  void table_failed(const SubnetTable& table);  // the revalidation schedule goes on by GETs
+  // No table comes (`table`; nullptr: none at all): the GET revalidation schedule goes on now and
+  // the jobs parked for it go by GET.
+  void resume_revalidations(const SubnetTable* table);
+  // A new job whose waiters can wait for its awaited GetTable is parked until it answers, at
   // most until kTableWaitReserve before the waiter's deadline; false: it goes by GET now.
   bool park_for_table(JobId id, const Pending& p);
   void enqueue_late(JobId id) { enqueue(id, Traffic::late); }  // its wait for the table is over
   void shorten_table_wait(JobId id, const Pending& p);  // a waiter with an earlier deadline joined
-  void release_table_waits();        // the table answered or none comes: the parked jobs go by GET
-  void release_table_waits_late();   // a probe found the SA's queue long: the parked jobs go late
-  void apply_table(const std::vector<PathRecord>& paths);
+  bool waits_for(const Job& job, const SubnetTable* table);  // parked for `table` (nullptr: any)
+  // The table answered or none comes (nullptr: none of them): its parked jobs go by GET.
+  void release_table_waits(const SubnetTable* table);
+  void release_table_waits_late(const SubnetTable& table);  // a probe found the SA's queue long
+  void apply_table(const SubnetTable& table, const std::vector<PathRecord>& paths);
   void cancel(const std::vector<QueryId>& queries);  // the table's, through the outbox
   // An in-use window needs the subnet's size: a table of a subnet of unknown size asks it first.
   bool window_needs_size() const { return policy.in_use_window_paths_per_s > 0; }
   // While a GetTable is wanted or in flight, the GET revalidation schedule waits for it.
-  bool awaiting_table() const { return scheduler.table().awaited(); }
+  bool awaiting_table() const { return scheduler.tables_awaited(); }
   bool port_usable() const { return port && port_active && !port->gid.is_zero(); }
-  std::optional<TimePoint> table_wakeup() const {  // when send_table has something to do
-    return scheduler.table().wakeup(now(), port_usable(), window_needs_size());
-  }
+  std::optional<TimePoint> table_wakeup() const;  // when send_table has something to do
 
   // resolver_events.cpp: fabric events, flush, snapshot.
   void schedule_revalidation_all();

@@ -25,7 +25,7 @@ namespace ibat::core {
 
 void Resolver::Impl::want_table() {
   if (policy.prefetch == Prefetch::off) return;
-  cancel(scheduler.table().want(now()));
+  scheduler.for_each_table([&](SubnetTable& t) { cancel(t.want(now())); });
 }
 
 void Resolver::Impl::cancel(const std::vector<QueryId>& queries) {
@@ -33,16 +33,21 @@ void Resolver::Impl::cancel(const std::vector<QueryId>& queries) {
 }
 
 // From tick() only, never in the middle of an event: the events of one poll (our LID moved, then the
-// SM changed) ask one table between them, not one each. The table says what goes; a probe goes to
-// the sink here, not through the outbox: a sink that cannot probe opens the gate at once, and the
-// table goes in the same tick.
+// SM changed) ask one table between them, not one each.
 void Resolver::Impl::send_table() {
+  scheduler.for_each_table([&](SubnetTable& t) { send_table(t); });
+}
+
+// The table says what goes; a probe goes to the sink here, not through the outbox: a sink that
+// cannot probe opens the gate at once, and the table goes in the same tick. Only the default
+// paths' table asks the subnet's size; every table waits as long after a LID move.
+void Resolver::Impl::send_table(SubnetTable& table) {
+  const bool needs_size = &table == &scheduler.table() && window_needs_size();
   while (true) {
-    SubnetTable& table = scheduler.table();
     const Duration hold =
         scheduler.in_use().table_hold(table.wanted_at(), table.subnet_size(), policy.in_use_window_paths_per_s);
-    const SubnetTable::Step step = table.step(now(), port_usable(), window_needs_size(), hold,
-                                              port ? port->gid : Gid{}, policy.default_pkey);
+    const SubnetTable::Step step =
+        table.step(now(), port_usable(), needs_size, hold, port ? port->gid : Gid{}, policy.default_pkey);
     switch (step.send) {
       case SubnetTable::Send::nothing: return;
       case SubnetTable::Send::size_query: outbox.emplace_back(SubnetSizeQuery{step.id}); return;
@@ -58,6 +63,15 @@ void Resolver::Impl::send_table() {
       }
     }
   }
+}
+
+std::optional<TimePoint> Resolver::Impl::table_wakeup() const {
+  std::optional<TimePoint> next;
+  scheduler.for_each_table([&](const SubnetTable& t) {
+    const bool needs_size = &t == &scheduler.table() && window_needs_size();
+    if (auto at = t.wakeup(now(), port_usable(), needs_size); at && (!next || *at < *next)) next = at;
+  });
+  return next;
 }
 
 void Resolver::on_subnet_size(QueryId id, const SubnetSizeResult& result) {
@@ -77,25 +91,29 @@ void Resolver::on_subnet_size(QueryId id, const SubnetSizeResult& result) {
   m.settle();
 }
 
-void Resolver::Impl::resume_revalidations() {
+void Resolver::Impl::resume_revalidations(const SubnetTable* table) {
   scheduler.resume_revalidations(now());
-  release_table_waits();
+  release_table_waits(table);
 }
 
 // A whole subnet's daemons starting with a job want their tables at once; spread, most come later
 // than the job's first connects. Sent as GETs at once, those connects would ask the SA again and
 // again while the tables keep it busy (window after window, each daemon until its table comes);
 // parked, a daemon's window asks by GET at most once per request deadline, and not at all when the
-// table comes first. Only what the table will name waits: a default path (no ServiceID or QoS
-// class kept apart) by GID on the default P_Key from our port's GID, with no stale path to fall back on, for a request allowed more than the reserve.
+// table comes first. Only what a table will name waits: a path by GID on the default P_Key from our
+// port's GID, with the default key (the subnet's table) or a QoS class alone (its class's table,
+// wanted now if the port has none: the class's first resolve, whatever its deadline), with no stale
+// path to fall back on, for a request allowed more than the reserve.
 bool Resolver::Impl::park_for_table(JobId id, const Pending& p) {
-  if (!awaiting_table() || !port || p.stale_fallback || p.request.force_sa) return false;
+  if (policy.prefetch == Prefetch::off || !port || p.stale_fallback || p.request.force_sa) return false;
   Job& job = jobs.at(id);
-  if (job.key.by_lid || job.key.sgid != port->gid || job.key.pkey != policy.default_pkey || !job.key.qos.is_default())
-    return false;
+  if (job.key.by_lid || job.key.sgid != port->gid || job.key.pkey != policy.default_pkey) return false;
+  SubnetTable* table = scheduler.table_for(job.key.qos);
+  if (!table && (table = scheduler.add_class_table(job.key.qos))) cancel(table->want(now()));  // the class's first resolve
+  if (!table || !table->awaited()) return false;
   const TimePoint until = p.deadline - SaScheduler::kTableWaitReserve;
   if (until <= now()) return false;
-  if (scheduler.table().held()) {  // a probe found the SA's queue long: by GET now, at the late pace
+  if (table->held()) {  // a probe found the SA's queue long: by GET now, at the late pace
     enqueue_late(id);
     return true;
   }
@@ -114,65 +132,77 @@ void Resolver::Impl::shorten_table_wait(JobId id, const Pending& p) {
   scheduler.retry_at(until, id);
 }
 
-void Resolver::Impl::release_table_waits_late() {
+bool Resolver::Impl::waits_for(const Job& job, const SubnetTable* table) {
+  return job.state == JobState::table_wait && (!table || scheduler.table_for(job.key.qos) == table);
+}
+
+void Resolver::Impl::release_table_waits_late(const SubnetTable& table) {
   std::vector<std::pair<TimePoint, JobId>> parked;
   for (const auto& [id, job] : jobs) {
-    if (job.state == JobState::table_wait) parked.emplace_back(job.retry_at, id);
+    if (waits_for(job, &table)) parked.emplace_back(job.retry_at, id);
   }
   std::sort(parked.begin(), parked.end());  // the earliest deadline first
   for (const auto& item : parked) enqueue_late(item.second);
 }
 
-void Resolver::Impl::release_table_waits() {
+void Resolver::Impl::release_table_waits(const SubnetTable* table) {
   for (auto& [id, job] : jobs) {
-    if (job.state == JobState::table_wait) enqueue(id, job.waited_or_background());
+    if (waits_for(job, table)) enqueue(id, job.waited_or_background());
   }
 }
 
 void Resolver::Impl::drop_table() {
-  cancel(scheduler.table().drop());
-  resume_revalidations();
+  scheduler.for_each_table([&](SubnetTable& t) { cancel(t.drop()); });
+  resume_revalidations(nullptr);
 }
 
 void Resolver::Impl::table_unsent(QueryId id) {
-  if (scheduler.table().on_table_unsent(id)) resume_revalidations();
+  SubnetTable* table = scheduler.table_of(id);
+  if (table && table->on_table_unsent(id)) resume_revalidations(table);
 }
 
-void Resolver::Impl::table_failed() {
+void Resolver::Impl::table_failed(const SubnetTable& table) {
   ++stats.sa_tables_failed;
-  resume_revalidations();
+  resume_revalidations(&table);
 }
 
 void Resolver::on_table_result(QueryId id, const TableResult& result) {
   Impl& m = *impl_;
-  if (!m.scheduler.table().in_flight(id)) return;  // cancelled, or asked before the last SM change
+  SubnetTable* table = m.scheduler.table_of(id);
+  if (!table || !table->in_flight(id)) return;  // cancelled, or asked before the last SM change
   if (result.error == Error::ok) {
-    m.scheduler.table().on_table_answered(id, result.paths.size());
+    table->on_table_answered(id, result.paths.size());
     ++m.stats.sa_tables_answered;
-    m.apply_table(result.paths);
-    m.release_table_waits();  // what the table did not name
+    m.apply_table(*table, result.paths);
+    m.release_table_waits(table);  // what the table did not name
   } else {
     // A lost table is the SA's overload signal as much as a lost GET; its round trip, long by
     // nature, is no sample of the SA's queue.
-    if (result.error == Error::timeout) m.scheduler.on_table_lost(m.scheduler.table().sent_at(), m.now());
+    if (result.error == Error::timeout) m.scheduler.on_table_lost(table->sent_at(), m.now());
     std::optional<TimePoint> retry_at;
-    if (result.error == Error::timeout && m.scheduler.table().table_attempts() < m.policy.retry_count)
-      retry_at = m.now() + backoff_delay(m.policy, m.scheduler.table().table_attempts() + 1, m.prng);
-    m.scheduler.table().on_table_failed(id, retry_at);
-    if (!retry_at) m.table_failed();
+    if (result.error == Error::timeout && table->table_attempts() < m.policy.retry_count)
+      retry_at = m.now() + backoff_delay(m.policy, table->table_attempts() + 1, m.prng);
+    table->on_table_failed(id, retry_at);
+    if (!retry_at) m.table_failed(*table);
   }
   m.settle();
 }
 
-void Resolver::Impl::apply_table(const std::vector<PathRecord>& paths) {
-  const Gid sgid = scheduler.table().sent().sgid;
-  const Pkey pkey = scheduler.table().sent().pkey;
+// The answer's paths are cached under the table's key: the default one, or its QoS class alone.
+void Resolver::Impl::apply_table(const SubnetTable& table, const std::vector<PathRecord>& paths) {
+  const Gid sgid = table.sent().sgid;
+  const Pkey pkey = table.sent().pkey;
+  QosKey qos;
+  if (table.qos_class()) {
+    qos.qos_class = *table.qos_class();
+    qos.fields = QosKey::kQosClass;
+  }
   for (const PathRecord& p : paths) {
     if (!p.is_servable() || p.sgid != sgid || p.dgid.is_zero()) {
       ++stats.table_skipped;
       continue;
     }
-    const PathKey key{sgid, p.dgid, pkey, QosKey{}};
+    const PathKey key{sgid, p.dgid, pkey, qos};
     PathCache::Index i = cache.find(key);
     if (i == PathCache::npos) {
       if (cache.size() >= policy.capacity) {

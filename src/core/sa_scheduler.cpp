@@ -10,14 +10,43 @@ namespace ibat::core {
 SaScheduler::SaScheduler(const Policy& policy, TimePoint now, std::uint64_t admission_seed, std::uint64_t table_seed)
     : revalidate_per_s_(policy.revalidate_per_s), revalidate_jitter_(policy.revalidate_jitter),
       in_use_window_paths_per_s_(policy.in_use_window_paths_per_s), admission_(policy, now, admission_seed),
-      table_(table_seed, policy.expected_subnet_ports) {}
+      table_seed_(table_seed), table_(table_seed, policy.expected_subnet_ports) {}
 
 void SaScheduler::configure(const Policy& policy, TimePoint now) {
   revalidate_per_s_ = policy.revalidate_per_s;
   revalidate_jitter_ = policy.revalidate_jitter;
   in_use_window_paths_per_s_ = policy.in_use_window_paths_per_s;
   admission_.configure(policy, now);
-  table_.learn_size(policy.expected_subnet_ports);
+  for_each_table([&](SubnetTable& t) { t.learn_size(policy.expected_subnet_ports); });
+}
+
+SubnetTable* SaScheduler::table_for(const QosKey& qos) {
+  if (qos.is_default()) return &table_;
+  if (qos.sent_service_id()) return nullptr;
+  for (SubnetTable& t : class_tables_) {
+    if (t.qos_class() == qos.qos_class) return &t;
+  }
+  return nullptr;
+}
+
+SubnetTable* SaScheduler::add_class_table(const QosKey& qos) {
+  if (!qos.sent_qos_class() || qos.sent_service_id() || class_tables_.size() >= kMaxClassTables) return nullptr;
+  const auto id_space = static_cast<std::uint16_t>(class_tables_.size() + 1);
+  // Its own gate's draw: the port's tables are not probed in step.
+  return &class_tables_.emplace_back(table_seed_ + 0x9E3779B97F4A7C15ULL * id_space, table_.subnet_size(),
+                                     qos.qos_class, id_space);
+}
+
+SubnetTable* SaScheduler::table_of(QueryId id) {
+  const std::optional<std::uint16_t> space = SubnetTable::id_space_of(id);
+  if (!space) return nullptr;
+  if (*space == 0) return &table_;
+  return *space <= class_tables_.size() ? &class_tables_[*space - 1] : nullptr;
+}
+
+bool SaScheduler::tables_awaited() const {
+  return table_.awaited() ||
+         std::any_of(class_tables_.begin(), class_tables_.end(), [](const SubnetTable& t) { return t.awaited(); });
 }
 
 // Items of destroyed or re-queued jobs are skipped when they reach the front; a queue that holds
@@ -79,7 +108,7 @@ std::size_t SaScheduler::queued() const {
 }
 
 SendLoad SaScheduler::load(std::size_t inflight, const Jobs& jobs) const {
-  const bool awaited = table_.awaited();  // late_due() only matters then (SaAdmission)
+  const bool awaited = tables_awaited();  // late_due() only matters then (SaAdmission)
   return {.inflight = inflight, .table_awaited = awaited, .late_due = awaited ? late_due(jobs) : std::nullopt};
 }
 
@@ -171,10 +200,10 @@ std::optional<TimePoint> SaScheduler::revalidation_wakeup(TimePoint now, bool sc
     if (!next || t < *next) next = t;
   };
   if (scheduled) {
-    if (!table_.awaited()) consider(next_revalidation_);
+    if (!tables_awaited()) consider(next_revalidation_);
     else if (in_use_first_) consider(now);
   }
-  if (set_aside) consider(table_.awaited() ? in_use_release_at() : now);
+  if (set_aside) consider(tables_awaited() ? in_use_release_at() : now);
   return next;
 }
 

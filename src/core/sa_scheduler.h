@@ -3,8 +3,8 @@
 // SA transaction the port's Resolver sends is decided here. It holds the GETs' send queues (waited,
 // late, background), the times a job's GET may be queued again (its backoff, the end of its wait
 // for the table), the pace of the renewals of cached paths (revalidations), the subnet's GetTable
-// with its probes and size query (core::SubnetTable) and the in-use window after a LID move
-// (core::InUseWindow), and answers the two questions the
+// with its probes and size query (core::SubnetTable) and one more of those per QoS class in use,
+// and the in-use window after a LID move (core::InUseWindow), and answers the two questions the
 // Resolver asks before it sends anything: what may go now (next_get, and the table's step) and
 // when to ask again (wakeup). It learns from what the Resolver tells it: a GET or a table sent,
 // answered or lost, an SM change. The send rule itself is core::SaAdmission (window, pace, token
@@ -90,26 +90,49 @@ class SaScheduler {
   // After a LID move (`lids_moved`), the paths in use are set aside from the new schedule first.
   void set_aside_in_use_first(bool lids_moved) { in_use_first_ = lids_moved; }
   // The next renewal may be asked now: none while a table is awaited (it may answer them all).
-  bool revalidation_due(TimePoint now) const { return !table_.awaited() && next_revalidation_ <= now; }
+  bool revalidation_due(TimePoint now) const { return !tables_awaited() && next_revalidation_ <= now; }
   // One was asked: the next follows at Policy::revalidate_per_s, each gap drawn from [0.5, 1.5] x
   // the nominal interval (the mean rate kept).
   void revalidation_asked(Prng& prng);
   // No table comes: the renewals go on from `now`.
   void resume_revalidations(TimePoint now) { next_revalidation_ = std::max(next_revalidation_, now); }
   // The paths in use are to be set aside from the schedule now (after a LID move, while a table is awaited).
-  bool set_aside_due() const { return in_use_first_ && table_.awaited(); }
+  bool set_aside_due() const { return in_use_first_ && tables_awaited(); }
   void set_aside_done() { in_use_first_ = false; }
   // The paths in use set aside may be asked now: at this host's place in the in-use window, or at
   // once when no table is awaited any more.
-  bool in_use_release_due(TimePoint now) const { return !table_.awaited() || now >= in_use_release_at(); }
+  bool in_use_release_due(TimePoint now) const { return !tables_awaited() || now >= in_use_release_at(); }
   TimePoint in_use_release_at() const;
   // When a renewal has something to do; `scheduled`: the schedule holds paths, `set_aside`: paths
   // in use wait for their release.
   std::optional<TimePoint> revalidation_wakeup(TimePoint now, bool scheduled, bool set_aside) const;
 
-  // ---- the subnet's GetTable and the in-use window, its parts ----
+  // ---- the subnet's GetTables and the in-use window, its parts ----
+  // The default paths' table: it also learns and asks the subnet's size.
   SubnetTable& table() { return table_; }
   const SubnetTable& table() const { return table_; }
+  // A QoS class's paths come in a table of their own (docs/design.md "QoS: the cache key"), made at
+  // the class's first resolve; the classes in use on a host are few (a ToS per service), and a class
+  // past this many is asked by GET, destination by destination.
+  static constexpr std::size_t kMaxClassTables = 8;
+  // The table that holds the paths of `qos`: the default paths' for the default key, its class's
+  // for a QoS class alone; nullptr: none (yet, or a ServiceID: asked by GET).
+  SubnetTable* table_for(const QosKey& qos);
+  // A table for the QoS class `qos` names alone, which has none yet; nullptr: not a class alone,
+  // or kMaxClassTables exist.
+  SubnetTable* add_class_table(const QosKey& qos);
+  SubnetTable* table_of(QueryId id);  // the table whose size query, probe or GetTable this is
+  template <class F>
+  void for_each_table(F&& f) {  // the default paths' first
+    f(table_);
+    for (SubnetTable& t : class_tables_) f(t);
+  }
+  template <class F>
+  void for_each_table(F&& f) const {
+    f(table_);
+    for (const SubnetTable& t : class_tables_) f(t);
+  }
+  bool tables_awaited() const;  // one of the tables is wanted or in flight
   InUseWindow& in_use() { return in_use_; }
   const InUseWindow& in_use() const { return in_use_; }
 
@@ -139,7 +162,9 @@ class SaScheduler {
   Duration revalidate_jitter_;
   double in_use_window_paths_per_s_;
   SaAdmission admission_;
+  std::uint64_t table_seed_;
   SubnetTable table_;
+  std::deque<SubnetTable> class_tables_;  // in the order first used; a deque keeps each in place
   InUseWindow in_use_;
   // By Traffic; the waited GETs are in waited_ instead, round robin among their requesters.
   std::array<SendQueue, kTrafficByPriority.size()> queues_;

@@ -6,8 +6,9 @@
 
 namespace ibat::core {
 
-SubnetTable::SubnetTable(std::uint64_t gate_seed, std::size_t subnet_ports)
-    : gate_(gate_seed), subnet_size_(subnet_ports) {}
+SubnetTable::SubnetTable(std::uint64_t gate_seed, std::size_t subnet_ports, std::optional<std::uint16_t> qos_class,
+                         std::uint16_t id_space)
+    : gate_(gate_seed), qos_class_(qos_class), id_space_(id_space), subnet_size_(subnet_ports) {}
 
 bool SubnetTable::ready(bool port_ready) const {
   const bool wanted = state_ == TableState::wanted || state_ == TableState::probing;
@@ -60,7 +61,7 @@ SubnetTable::Step SubnetTable::step(TimePoint now, bool port_ready, bool window_
   gate_.clear();
   state_ = TableState::in_flight;
   table_ = next_id();
-  sent_ = TableQuery{.id = table_, .sgid = sgid, .pkey = pkey};
+  sent_ = TableQuery{.id = table_, .sgid = sgid, .pkey = pkey, .qos_class = qos_class_};
   sent_at_ = now;
   return {Send::table, table_};
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // One port's subnet GetTable as one state machine (docs/design.md, "Admission"): the paths to
-// every end port of the subnet on the default P_Key in one query, the size query that may come
-// first, the table gate's probes of the SA's queue, and the table's retries. The Resolver tells it
+// every end port of the subnet on the default P_Key in one query (the default paths, or those of
+// one QoS class: docs/design.md "QoS: the cache key"), the size query that may come first, the
+// table gate's probes of the SA's queue, and the table's retries. The Resolver tells it
 // what happened (wanted, dropped, answered, lost) and asks it what to send now (step) and when
 // to ask again (wakeup); it owns the ids of the three kinds of query, so an answer is matched
 // here and a stale one (asked before the last want) is told apart. It sends nothing itself.
@@ -47,8 +48,19 @@ class SubnetTable {
     QueryId id = 0;
   };
 
-  // `subnet_ports`: the subnet's end ports as the operator knows them (0: unknown).
-  SubnetTable(std::uint64_t gate_seed, std::size_t subnet_ports);
+  // `subnet_ports`: the subnet's end ports as the operator knows them (0: unknown). `qos_class`:
+  // the class its GetTable asks with (nullopt: the default paths). `id_space`: its queries' ids
+  // are its own among the port's tables (0 for the default one; below kIdSpaces).
+  static constexpr std::uint16_t kIdSpaces = 1u << 15;
+  SubnetTable(std::uint64_t gate_seed, std::size_t subnet_ports, std::optional<std::uint16_t> qos_class = std::nullopt,
+              std::uint16_t id_space = 0);
+
+  // The id space of a table's query (size, probe or GetTable); nullopt: no table's (a GET's).
+  static std::optional<std::uint16_t> id_space_of(QueryId id) {
+    if (!(id & kTableQueryBit)) return std::nullopt;
+    return static_cast<std::uint16_t>((id >> kIdSpaceShift) & (kIdSpaces - 1));
+  }
+  std::optional<std::uint16_t> qos_class() const { return qos_class_; }
 
   TableState state() const { return state_; }
   // A table is wanted or in flight: the GET revalidations wait for it.
@@ -96,13 +108,17 @@ class SubnetTable {
   std::uint32_t size_attempts() const { return size_attempts_; }
 
  private:
-  // Table, probe and size-query ids share one counter, marked by the top bit: never a GET's.
+  // Table, probe and size-query ids share one counter, marked by the top bit: never a GET's; the
+  // next 15 bits name the table among the port's (the counter stays below 2^48).
   static constexpr QueryId kTableQueryBit = QueryId{1} << 63;
-  QueryId next_id() { return kTableQueryBit | next_++; }
+  static constexpr int kIdSpaceShift = 48;
+  QueryId next_id() { return kTableQueryBit | QueryId{id_space_} << kIdSpaceShift | next_++; }
   // step() has something to weigh: a table is wanted, no size query is out, the port is usable.
   bool ready(bool port_ready) const;
 
   TableGate gate_;
+  std::optional<std::uint16_t> qos_class_;
+  std::uint16_t id_space_;
   TableState state_ = TableState::idle;
   QueryId next_ = 1;
   QueryId table_ = 0;  // the GetTable in flight

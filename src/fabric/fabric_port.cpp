@@ -104,6 +104,7 @@ struct FabricPort::Impl {
     core::Pkey pkey;
     std::function<void(const PathTable&)> done;
     core::QueryId id = 0;  // the Resolver's, for cancel_query (0: ibat-probe's)
+    std::optional<std::uint16_t> qos_class;
   };
 
   bool query_table(QueuedTable& table) {
@@ -111,7 +112,7 @@ struct FabricPort::Impl {
       queued_tables.push_back(std::move(table));
       return true;
     }
-    return sa.query_path_table(table.sgid, table.pkey, std::move(table.done), table.id);
+    return sa.query_path_table(table.sgid, table.pkey, std::move(table.done), table.id, table.qos_class);
   }
 
   void send(const core::PathQuery& query) {
@@ -181,7 +182,7 @@ void FabricPort::cancel_query(core::QueryId id) {
 }
 
 bool FabricPort::query_path_table(const core::Gid& sgid, core::Pkey pkey, std::function<void(const PathTable&)> done) {
-  Impl::QueuedTable table{sgid, pkey, std::move(done), 0};
+  Impl::QueuedTable table{sgid, pkey, std::move(done), 0, std::nullopt};
   return impl_->query_table(table);
 }
 
@@ -189,7 +190,7 @@ bool FabricPort::send_table_query(const core::TableQuery& query) {
   auto done = [this, id = query.id](const PathTable& table) {
     if (impl_->events.input) impl_->events.input->on_table_result(id, {table.error, table.paths, table.reason});
   };
-  Impl::QueuedTable table{query.sgid, query.pkey, std::move(done), query.id};
+  Impl::QueuedTable table{query.sgid, query.pkey, std::move(done), query.id, query.qos_class};
   return impl_->query_table(table);
 }
 

@@ -66,8 +66,10 @@ class SaClient {
   // out while the SA answered other queries; one that times out while the SA answered nothing
   // else (down, or OpenSM's first sweep; or busy, when only the NodeRecord table beside it was
   // answered) leaves them on: the caller may ask again.
-  // `id` (non-zero) lets cancel(id) stop it: no more resends, `done` not called.
-  bool query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done, core::QueryId id = 0);
+  // `id` (non-zero) lets cancel(id) stop it: no more resends, `done` not called. `qos_class`: the
+  // paths of that QoS class (its component-mask bit set), as a GET with it would answer each.
+  bool query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done, core::QueryId id = 0,
+                        std::optional<std::uint16_t> qos_class = std::nullopt);
   // Starts the SwitchInfoRecord GetTable (every switch, no path computed) that tells the subnet's
   // size (subnet_size_from_answer); `done` runs exactly once. False, and never `done`, when
   // GetTables are off. Its failure turns nothing off: without it the PathRecord table goes unspread.

@@ -38,7 +38,8 @@ struct SaClient::TableJob {
   core::QueryId id = 0;                                // the caller's, for cancel (0: none)
 };
 
-bool SaClient::query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done, core::QueryId id) {
+bool SaClient::query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done, core::QueryId id,
+                                std::optional<std::uint16_t> qos_class) {
   if (!tables_usable()) {
     if (!tables_off_reported_ && tables_off_observer_) tables_off_observer_(tables_off_reason_);
     tables_off_reported_ = true;
@@ -57,8 +58,12 @@ bool SaClient::query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDon
   want.pkey = pkey;
   want.reversible = true;
   want.numb_path = 1;
-  const std::uint64_t path_mask =
+  std::uint64_t path_mask =
       mad::pr_mask::kSgid | mad::pr_mask::kPkey | mad::pr_mask::kReversible | mad::pr_mask::kNumbPath;
+  if (qos_class) {  // a QoS class's table: what the SM's qos-class rules answer for it (as query_path)
+    want.qos_class = *qos_class;
+    path_mask |= mad::pr_mask::kQosClass;
+  }
   mad::NodeRecord switches;
   switches.node_type = mad::node_type::kSwitch;
   table_counters_.sent += 2;

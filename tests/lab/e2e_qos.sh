@@ -5,7 +5,8 @@
 # through the native socket, the ACM socket (the ACM wire format, as librdmacm sends a path
 # request) and the kernel twin (rdma_cm's attributes) equal `saquery` with the same --service_id /
 # --qos_class / --pkey (DLID, SLID, SL, MTU, rate), for cache misses, cache hits and prefetched paths; a ServiceID or QoS class
-# outside every configured range gets the default path from the cache without an SA query.
+# outside every configured range gets the default path from the cache without an SA query. A QoS
+# class alone comes in a GetTable of its own (asked with the class), again after an SM restart.
 source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/e2e_lib.sh"
 TWIN=${KERNEL_TWIN:-$BIN/ibat-kernel-twin}
@@ -87,6 +88,17 @@ for dest in "${dests[@]}"; do
   done
 done
 pass "native: ${#dests[@]} destinations x ${#cases[@]} queries equal saquery, miss and hit; default paths from the table"
+
+# --- QoS class 4 came in a GetTable of its own (OpenSM answers it with the class's SL): every
+# host's class-4 path (its own too) is the table's, and the port asked two tables, the default paths' and
+# class 4's. class_paths TAG: "DGID=SL/ORIGIN ..." of the class-4 entries, sorted.
+class_paths() {
+  cli "$1" paths --json | python3 -c 'import json, sys
+print(" ".join(sorted("%s=%s/%s" % (p["dgid"], p["sl"], p["origin"]) for p in json.load(sys.stdin) if p.get("qos_class") == 4)))'
+}
+want_class=$(for dest in $src "${dests[@]}"; do echo "$(host "$name" $dest gid)=4/sa-table"; done | sort | xargs)
+expect_eq "class-4 paths: SL 4, from the class's table" "$(class_paths d)" "$want_class"
+expect_eq "GetTables answered (the default paths' and class 4's)" "$(jq_py "$(cli d stats --json)" 'j["sa_tables_answered"]')" 2
 
 # --- outside every range: the default path (SL 0), from the cache, no SA query
 dgid=$(host "$name" Hca2 gid)
@@ -190,4 +202,12 @@ pass "kernel twin (rdma_cm): NFS/RDMA SL 5; an ephemeral port with ToS 0 the def
 check_twin 3 --service-id 0x1060CBC
 got=$(cli d resolve --dgid "$(host "$name" Hca3 gid)" --service-id 0x1064E51 --json)
 expect_eq "after SM restart: NFS/RDMA SL" "$(jq_py "$got" 'j["sl"]')" 5
+# Both tables are asked again, once each; class 4's paths are its table's still.
+deadline=$((SECONDS + 30))
+until (($(jq_py "$(cli d stats --json)" 'j["sa_tables_answered"]') >= 4)); do
+  ((SECONDS < deadline)) || fail "the two tables not asked again within 30 s of the SM restart: $(cli d stats --json)"
+  sleep 0.1
+done
+expect_eq "GetTables answered after the restart" "$(jq_py "$(cli d stats --json)" 'j["sa_tables_answered"]')" 4
+expect_eq "class-4 paths after the restart" "$(class_paths d)" "$want_class"
 pass "after an SM restart the policy's SLs still hold"

@@ -49,6 +49,7 @@ struct KeySpec {
 constexpr std::size_t kMaxSocketPath = 107;  // sun_path holds 108 bytes including the NUL
 constexpr std::size_t kMaxFilePath = 4095;
 constexpr std::uintmax_t kMaxConfigBytes = 1u << 20;
+constexpr std::string_view kEveryQosClass = "auto";  // qos_classes: core::every_qos_class()
 constexpr std::array<std::string_view, 7> kLogLevels = {"trace", "debug", "info", "warn",
                                                          "error", "critical", "off"};
 
@@ -314,7 +315,8 @@ std::string expected(const KeySpec& k, const FieldPtr& field) {
           if (k.format == IntFormat::hex)
             return "an array of ServiceIDs, ranges or ULP names ([\"iser\", \"nfs-rdma\", \"rds\", \"sdp\", "
                    "\"0x1060cbc\", \"0x10000-0x1ffff\"]), or [] (none kept apart)";
-          return "an array of QoS classes 0-4095 or ranges ([4, \"8-15\"]), or [] (none kept apart)";
+          return "\"auto\" (every class but 0, each asked by a table of its own), an array of QoS classes 0-4095 "
+                 "or ranges ([4, \"8-15\"]), or [] (none kept apart)";
         } else {
           return fmt::format("an integer in [{}, {}]", format_int(k.int_lo, k.format),
                              format_int(k.int_hi, k.format));
@@ -442,6 +444,10 @@ bool apply_value(const KeySpec& k, const toml::node& node, DaemonConfig& config)
           *p = std::move(values);
           return true;
         } else if constexpr (std::is_same_v<T, std::vector<core::IdRange>>) {
+          if (k.format != IntFormat::hex && node.is_string() && node.as_string()->get() == kEveryQosClass) {
+            *p = core::every_qos_class();
+            return true;
+          }
           const toml::array* array = node.as_array();
           if (!array || array->size() > 255) return false;
           std::vector<core::IdRange> ranges;
@@ -639,6 +645,7 @@ std::string render_field(const KeySpec& k, const DaemonConfig& config) {
           for (const std::string& v : *p) quoted.push_back(quote(v));
           return fmt::format("[{}]", fmt::join(quoted, ", "));
         } else if constexpr (std::is_same_v<T, std::vector<core::IdRange>>) {
+          if (k.format != IntFormat::hex && *p == core::every_qos_class()) return quote(kEveryQosClass);
           std::vector<std::string> quoted;
           for (const core::IdRange& r : *p)
             quoted.push_back(quote(k.format == IntFormat::hex ? core::service_ids_name(r) : core::to_string(r, false)));

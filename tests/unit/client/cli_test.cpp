@@ -234,7 +234,7 @@ TEST(Cli, ResolvePrintsEveryPathRecordFieldWhereItCameFromAndWhatItWasAskedWith)
   auto doc = nlohmann::json::parse(j.out);
   EXPECT_EQ(doc["asked"], nlohmann::json::parse(R"({"service_id":"0x1060cbc","qos_class":4})"));
   EXPECT_EQ(doc["origin"]["key"]["service_id"], "0x1060cbc");
-  EXPECT_FALSE(doc["origin"]["key"].contains("qos_class")) << "not a key field: ibatd's qos_classes do not name it";
+  EXPECT_FALSE(doc["origin"]["key"].contains("qos_class")) << "the fake daemon's key names no class";
 }
 
 // The words of the line of `out` whose first word is `first` (empty: no such line).

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The Resolver under a QoS policy (core/qos_key.h): a resolve naming a ServiceID or QoS class that
-// Policy singles out is cached apart and asked by GET with it, also while the GetTable is awaited;
-// any other shares the destination's default path, the prefetched table's, with no query.
+// Policy singles out is cached apart and asked with it: a ServiceID by GET, also while the GetTable
+// is awaited; a QoS class alone by a GetTable of its own (its first resolve asks it, a short
+// deadline by GET meanwhile; again after an SM change; past SaScheduler::kMaxClassTables by GET).
+// Any other shares the destination's default path, the prefetched table's, with no query.
+#include "core/sa_scheduler.h"
 #include "resolver_fixture.h"
 
 namespace ibat::core::testing {
@@ -139,6 +142,138 @@ TEST_F(ResolverQosTest, AnSmChangeRenewsAKeptApartPathByGetAfterTheTable) {
   RequestId iser = resolve_gid(remote_gid(1), with_service(kIser));
   EXPECT_EQ(rec.last[iser].path.dlid, Lid{201});
   EXPECT_EQ(rec.last[iser].state, EntryState::valid);
+}
+
+ResolveRequest gold(Duration timeout = 30s) {
+  ResolveRequest r = with_service(std::nullopt, 4);
+  r.timeout = timeout;
+  return r;
+}
+
+PathRecord gold_path(const Gid& dgid, std::uint16_t dlid) {
+  PathRecord p = good_path(dgid, dlid);
+  p.sl = 6;  // what the SM's qos-class rule gives class 4
+  return p;
+}
+
+TEST_F(ResolverQosTest, AQosClassGetsItsOwnTableAtItsFirstResolveAndItsHitsComeFromIt) {
+  answer_table({good_path(remote_gid(1), 101), good_path(remote_gid(2), 102)});
+  RequestId first = resolve_gid(remote_gid(1), gold());
+  run_for(5ms, 1ms);  // the class's table gate opens as the default one does
+  EXPECT_TRUE(sink.sent.empty());  // parked for the class's table, no GET
+  ASSERT_EQ(sink.tables_sent.size(), 2u);
+  const TableQuery q = sink.tables_sent.back();
+  EXPECT_EQ(q.qos_class, std::optional<std::uint16_t>{4});
+  EXPECT_EQ(q.sgid, port_gid());
+  EXPECT_FALSE(sink.tables_sent.front().qos_class);  // the default paths' table has none
+  EXPECT_EQ(rec.times(first), 0);
+  answer_table({gold_path(remote_gid(1), 101), gold_path(remote_gid(2), 102)});
+  ASSERT_EQ(rec.times(first), 1);
+  EXPECT_EQ(rec.last[first].path.sl, 6);
+
+  RequestId second = resolve_gid(remote_gid(2), gold());
+  RequestId plain = resolve_gid(remote_gid(2));
+  ASSERT_EQ(rec.times(second), 1);
+  EXPECT_EQ(rec.last[second].path.sl, 6);
+  EXPECT_EQ(rec.last[plain].path.sl, 2);
+  EXPECT_TRUE(sink.sent.empty());
+  EXPECT_EQ(sink.tables_sent.size(), 2u);  // one table per class, not one per resolve
+  EXPECT_EQ(resolver->entries().size(), 4u);
+}
+
+TEST_F(ResolverQosTest, AShortDeadlineGoesByGetAndStillBringsItsClassTable) {
+  answer_table({good_path(remote_gid(1), 101)});
+  RequestId first = resolve_gid(remote_gid(1), gold(2s));  // within the reserve: no wait for a table
+  ASSERT_EQ(sink.sent.size(), 1u);
+  EXPECT_EQ(sink.sent.back().qos_class, std::optional<std::uint16_t>{4});
+  answer(sink.sent.back(), gold_path(remote_gid(1), 101));
+  EXPECT_EQ(rec.last[first].path.sl, 6);
+  run_for(5ms, 1ms);
+  ASSERT_EQ(sink.tables_sent.size(), 2u);
+  EXPECT_EQ(sink.tables_sent.back().qos_class, std::optional<std::uint16_t>{4});
+}
+
+TEST_F(ResolverQosTest, AnSmChangeAsksEachClassTableAgainOnce) {
+  answer_table({good_path(remote_gid(1), 101)});
+  resolve_gid(remote_gid(1), gold());
+  run_for(5ms, 1ms);
+  answer_table({gold_path(remote_gid(1), 101)});
+  ASSERT_EQ(sink.tables_sent.size(), 2u);
+  resolver->on_sm_changed();
+  run_for(1s, 1ms);
+  ASSERT_EQ(sink.tables_sent.size(), 4u);  // the default paths' and class 4's, one each
+  const bool default_first = !sink.tables_sent[2].qos_class;
+  const TableQuery& class_table = sink.tables_sent[default_first ? 3 : 2];
+  EXPECT_EQ(class_table.qos_class, std::optional<std::uint16_t>{4});
+  EXPECT_FALSE(sink.tables_sent[default_first ? 2 : 3].qos_class);
+  EXPECT_TRUE(sink.sent.empty());  // both renew their paths: no GET
+  PathRecord moved = gold_path(remote_gid(1), 201);
+  resolver->on_table_result(class_table.id, TableResult{Error::ok, {moved}, ""});
+  RequestId after = resolve_gid(remote_gid(1), gold());
+  ASSERT_EQ(rec.times(after), 1);
+  EXPECT_EQ(rec.last[after].path.dlid, Lid{201});
+  EXPECT_EQ(rec.last[after].path.sl, 6);
+}
+
+TEST_F(ResolverQosTest, ClassesPastTheLimitAreAskedByGet) {
+  policy.qos_classes = {{1, 4095}};
+  sink.tables_sent.clear();  // the first Resolver's
+  reset();
+  answer_table({good_path(remote_gid(1), 101)});
+  for (std::uint16_t c = 1; c <= SaScheduler::kMaxClassTables + 1; ++c) {
+    ResolveRequest r = with_service(std::nullopt, c);
+    r.timeout = 30s;
+    resolve_gid(remote_gid(1), r);
+  }
+  run_for(5ms, 1ms);
+  EXPECT_EQ(sink.tables_sent.size(), 1 + SaScheduler::kMaxClassTables);
+  ASSERT_EQ(sink.sent.size(), 1u);  // the ninth class, destination by destination
+  EXPECT_EQ(sink.sent.back().qos_class, std::optional<std::uint16_t>(SaScheduler::kMaxClassTables + 1));
+}
+
+TEST_F(ResolverQosTest, AServiceIdWithAClassIsAskedByGetWithBothAndBringsNoTable) {
+  answer_table({good_path(remote_gid(1), 101)});
+  ResolveRequest r = gold();
+  r.service_id = kIser;
+  resolve_gid(remote_gid(1), r);
+  run_for(5ms, 1ms);
+  ASSERT_EQ(sink.sent.size(), 1u);
+  EXPECT_EQ(sink.sent.back().service_id, std::optional<std::uint64_t>{kIser});
+  EXPECT_EQ(sink.sent.back().qos_class, std::optional<std::uint16_t>{4});
+  EXPECT_EQ(sink.tables_sent.size(), 1u);
+}
+
+TEST_F(ResolverQosTest, NoClassListedSharesTheDefaultPath) {
+  policy.qos_classes.clear();
+  sink.tables_sent.clear();  // the first Resolver's
+  reset();
+  answer_table({good_path(remote_gid(1), 101)});
+  RequestId id = resolve_gid(remote_gid(1), gold());
+  ASSERT_EQ(rec.times(id), 1);
+  EXPECT_EQ(rec.last[id].path.sl, 2);
+  run_for(5ms, 1ms);
+  EXPECT_TRUE(sink.sent.empty());
+  EXPECT_EQ(sink.tables_sent.size(), 1u);
+}
+
+TEST_F(ResolverQosTest, ARefusedClassTableSendsOnlyItsOwnParkedResolvesByGet) {
+  resolve_gid(remote_gid(1), with_timeout(30s));  // parked for the default table, still out
+  RequestId waiting = resolve_gid(remote_gid(2), gold());
+  run_for(5ms, 1ms);
+  ASSERT_EQ(sink.tables_sent.size(), 2u);
+  EXPECT_TRUE(sink.sent.empty());
+  resolver->on_table_result(sink.tables_sent.back().id, TableResult{Error::invalid, {}, "refused"});
+  run_for(5ms, 1ms);
+  ASSERT_EQ(sink.sent.size(), 1u);  // the class's resolve; the default one still waits for its table
+  EXPECT_EQ(sink.sent.back().dgid, remote_gid(2));
+  EXPECT_EQ(sink.sent.back().qos_class, std::optional<std::uint16_t>{4});
+  answer(sink.sent.back(), gold_path(remote_gid(2), 102));
+  EXPECT_EQ(rec.last[waiting].path.sl, 6);
+  RequestId later = resolve_gid(remote_gid(3), gold());  // no table asked again before an SM change
+  run_for(5ms, 1ms);
+  EXPECT_EQ(sink.tables_sent.size(), 2u);
+  ASSERT_EQ(sink.sent.size(), 2u);
+  EXPECT_EQ(rec.times(later), 0);
 }
 
 TEST(QosKey, RangesParseNamesNumbersAndRangesAndRejectTheRest) {

@@ -200,5 +200,48 @@ TEST(SaScheduler, PathsInUseGoAtTheirPlaceInTheWindow) {
   EXPECT_TRUE(s.in_use_release_due(at(10s)));  // no table: at once
 }
 
+// A QoS class alone gets a table of its own, up to kMaxClassTables; a ServiceID none (by GET). Each
+// table's queries carry its id space, so an answer finds its table and no GET's id names one.
+TEST(SaScheduler, EachQosClassHasItsOwnTableAndItsQueriesFindIt) {
+  SaScheduler s(bucket_only(), at(0s), 1, 2);
+  QosKey gold;
+  gold.qos_class = 4;
+  gold.fields = QosKey::kQosClass;
+  EXPECT_EQ(s.table_for(QosKey{}), &s.table());
+  EXPECT_EQ(s.table_for(gold), nullptr);  // none before the class's first resolve
+  SubnetTable* table = s.add_class_table(gold);
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->qos_class(), std::optional<std::uint16_t>{4});
+  EXPECT_EQ(s.table_for(gold), table);
+  QosKey iser_gold = gold;
+  iser_gold.service_id_lo = 0x1060CBC;
+  iser_gold.fields |= QosKey::kServiceId;
+  EXPECT_EQ(s.table_for(iser_gold), nullptr);
+  EXPECT_EQ(s.add_class_table(iser_gold), nullptr);
+
+  EXPECT_FALSE(s.tables_awaited());
+  table->want(at(1s));
+  EXPECT_TRUE(s.tables_awaited());  // the class's table holds the renewals back as the default's does
+  const SubnetTable::Step step = table->step(at(1s), true, false, 0s, Gid{}, Pkey{0xFFFF});
+  ASSERT_NE(step.send, SubnetTable::Send::nothing);
+  EXPECT_EQ(s.table_of(step.id), table);
+  s.table().want(at(1s));
+  const SubnetTable::Step default_step = s.table().step(at(1s), true, false, 0s, Gid{}, Pkey{0xFFFF});
+  ASSERT_NE(default_step.send, SubnetTable::Send::nothing);
+  EXPECT_EQ(s.table_of(default_step.id), &s.table());
+  EXPECT_NE(step.id, default_step.id);
+  EXPECT_EQ(s.table_of(1), nullptr);  // a GET's id
+
+  std::uint16_t next_class = 5;
+  for (QosKey other = gold;; ++next_class) {
+    other.qos_class = next_class;
+    if (!s.add_class_table(other)) break;
+  }
+  EXPECT_EQ(next_class, 4 + SaScheduler::kMaxClassTables);  // the first class refused
+  std::size_t tables = 0;
+  s.for_each_table([&](const SubnetTable&) { ++tables; });
+  EXPECT_EQ(tables, 1 + SaScheduler::kMaxClassTables);
+}
+
 }  // namespace
 }  // namespace ibat::core

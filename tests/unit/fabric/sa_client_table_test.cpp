@@ -120,6 +120,19 @@ TEST_F(SaClientTableTest, AsksThePathRecordsOfTheSgidAndTheSwitchesNodeRecords) 
   EXPECT_EQ(mad::decode_node_record(node->data)->node_type, mad::node_type::kSwitch);
 }
 
+TEST_F(SaClientTableTest, AQosClassTableAsksWithTheClassAndItsMaskBit) {
+  ASSERT_TRUE(sa.query_path_table(kSelf, kPkey, [this](const PathTable& t) { tables.push_back(t); }, 7, 4));
+  auto path = mad::decode_sa_mad(path_request().bytes);
+  ASSERT_TRUE(path.ok());
+  EXPECT_EQ(path->sa.component_mask, mad::pr_mask::kSgid | mad::pr_mask::kPkey | mad::pr_mask::kReversible |
+                                         mad::pr_mask::kNumbPath | mad::pr_mask::kQosClass);
+  auto want = mad::decode_path_record(path->data);
+  ASSERT_TRUE(want.ok());
+  EXPECT_EQ(want->qos_class, 4);
+  EXPECT_EQ(want->sgid, kSelf);
+  EXPECT_EQ(want->dgid, core::Gid{});  // wildcarded, as the default paths' table
+}
+
 TEST_F(SaClientTableTest, LeavesOutSwitchPortZeroAndASecondPathToADgid) {
   ASSERT_TRUE(start());
   const std::vector<core::PathRecord> sa_paths = {

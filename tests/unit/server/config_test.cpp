@@ -209,9 +209,27 @@ TEST(Config, QosRangesAreServiceIdsOrUlpNamesAndTwelveBitClasses) {
     EXPECT_THAT(only_error(parse_config(std::string("[policy]\nqos_service_ids = ") + bad + "\n", "q.toml")),
                 HasSubstr("expected an array of ServiceIDs, ranges or ULP names"))
         << bad;
-  EXPECT_THAT(only_error(parse_config("[policy]\nqos_classes = [4096]\n", "q.toml")),
-              HasSubstr("policy.qos_classes = an array: expected an array of QoS classes 0-4095"));
+  for (const char* bad : {"[4096]", "\"all\"", "\"0x1060cbc\""})
+    EXPECT_THAT(only_error(parse_config(std::string("[policy]\nqos_classes = ") + bad + "\n", "q.toml")),
+                HasSubstr("expected \"auto\" (every class but 0, each asked by a table of its own), an array of "
+                          "QoS classes 0-4095"))
+        << bad;
   EXPECT_TRUE(parse_config("[policy]\nqos_service_ids = []\n", "q.toml").ok());
+  EXPECT_THAT(only_error(parse_config("[policy]\nqos_service_ids = \"auto\"\n", "q.toml")),
+              HasSubstr("expected an array of ServiceIDs"));  // "auto" names QoS classes only
+}
+
+TEST(Config, QosClassesAutoIsEveryClassButZeroAndRendersBackAsAuto) {
+  ConfigResult r = parse_config("[policy]\nqos_classes = \"auto\"\n", "q.toml");
+  ASSERT_TRUE(r.ok()) << r.errors.front();
+  EXPECT_EQ(r.config.policy.qos_classes, (std::vector<core::IdRange>{{1, 4095}}));
+  std::string rendered;
+  for (const ConfigItem& item : describe(r.config))
+    if (item.key == "policy.qos_classes") rendered = item.value;
+  EXPECT_EQ(rendered, "\"auto\"");
+  r = parse_config("[policy]\nqos_classes = []\n", "q.toml");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r.config.policy.qos_classes.empty());
 }
 
 TEST(Config, UnknownKeysAndTablesAreErrorsListingTheAcceptedOnes) {
