@@ -72,7 +72,10 @@ struct TableSlot {
   std::atomic<std::uint64_t> fields[2];   // PathFields
   std::atomic<std::uint64_t> record[kRecordWords];  // the wire PathRecord: holds the key's GIDs
   std::atomic<std::uint64_t> produced_ms; // CLOCK_MONOTONIC ms when the SA produced the path
-  std::uint64_t reserved[2];              // 128 bytes: a slot is two whole cache lines
+  // The writer's own word, kept with the path and copied with it when the table grows (ibatd: when
+  // the path's TTL ends, so that it needs no map of its own); readers never read it.
+  std::uint64_t expiry;
+  std::uint64_t reserved;                 // 128 bytes: a slot is two whole cache lines
 };
 
 static_assert(sizeof(TableHeader) == 64);

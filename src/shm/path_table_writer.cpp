@@ -39,8 +39,9 @@ bool PathTableWriter::live(std::uint32_t slot) const {
 }
 
 void PathTableWriter::write_slot(std::uint32_t slot, const TableKey& key, const SlotPath& path,
-                                 std::uint64_t produced_ms) {
+                                 std::uint64_t produced_ms, std::uint64_t expiry) {
   TableSlot& s = slots_[slot];
+  s.expiry = expiry;  // readers never read it
   const std::uint64_t seq = s.seq.load(kRelaxed);
   s.seq.store(seq + 1, kRelaxed);
   s.generation.store(generation_, kRelease);
@@ -84,15 +85,17 @@ std::optional<std::uint32_t> PathTableWriter::free_slot(const TableKey& key) con
   return std::nullopt;
 }
 
-bool PathTableWriter::insert(const TableKey& key, const SlotPath& path, std::uint64_t produced_ms) {
+bool PathTableWriter::insert(const TableKey& key, const SlotPath& path, std::uint64_t produced_ms,
+                             std::uint64_t expiry) {
   const std::optional<std::uint32_t> slot = free_slot(key);
   if (!slot) return false;
-  write_slot(*slot, key, path, produced_ms);
+  write_slot(*slot, key, path, produced_ms, expiry);
   ++size_;
   return true;
 }
 
-bool PathTableWriter::publish(const TableKey& key, const core::PathRecord& path, std::uint64_t produced_ms) {
+bool PathTableWriter::publish(const TableKey& key, const core::PathRecord& path, std::uint64_t produced_ms,
+                              std::uint64_t expiry) {
   // What is served is the path under its key's GIDs and P_Key, as the Resolver answers it; readers
   // match the key against the record's GIDs.
   core::PathRecord keyed = path;
@@ -105,10 +108,10 @@ bool PathTableWriter::publish(const TableKey& key, const core::PathRecord& path,
   }
   const SlotPath packed = make_slot_path(keyed);
   if (const std::optional<std::uint32_t> slot = find(key)) {
-    write_slot(*slot, key, packed, produced_ms);
+    write_slot(*slot, key, packed, produced_ms, expiry);
     return true;
   }
-  return insert(key, packed, produced_ms);
+  return insert(key, packed, produced_ms, expiry);
 }
 
 bool PathTableWriter::remove(const TableKey& key) {
@@ -117,6 +120,18 @@ bool PathTableWriter::remove(const TableKey& key) {
   kill_slot(*slot);
   --size_;
   return true;
+}
+
+bool PathTableWriter::remove_if_expiry(std::uint32_t slot, std::uint64_t expiry) {
+  if (expiry_in(slot) != expiry) return false;
+  kill_slot(slot);
+  --size_;
+  return true;
+}
+
+std::optional<std::uint64_t> PathTableWriter::expiry_in(std::uint32_t slot) const {
+  if (slot > mask_ || !live(slot)) return std::nullopt;
+  return slots_[slot].expiry;
 }
 
 void PathTableWriter::clear() {
@@ -150,7 +165,7 @@ void PathTableWriter::copy_into(PathTableWriter& larger) const {
     SlotPath path;
     for (int w = 0; w < 2; ++w) path.fields[w] = s.fields[w].load(kRelaxed);
     for (int w = 0; w < kRecordWords; ++w) path.record[w] = s.record[w].load(kRelaxed);
-    larger.insert(key_in(slot), path, s.produced_ms.load(kRelaxed));  // a full window there: left out
+    larger.insert(key_in(slot), path, s.produced_ms.load(kRelaxed), s.expiry);  // a full window there: left out
   }
 }
 

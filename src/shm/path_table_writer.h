@@ -23,11 +23,16 @@ class PathTableWriter {
   PathTableWriter(void* memory, std::uint32_t slot_count, std::uint64_t generation = 1);
 
   // Publishes `path` (servable, or it is refused) under `key`, replacing what the key had;
-  // `produced_ms`: CLOCK_MONOTONIC ms when the SA produced it. False when refused or when the key's
-  // probe window is full: the key then stays unpublished.
-  bool publish(const TableKey& key, const core::PathRecord& path, std::uint64_t produced_ms);
+  // `produced_ms`: CLOCK_MONOTONIC ms when the SA produced it; `expiry`: the writer's own word kept
+  // with it (TableSlot::expiry). False when refused or when the key's probe window is full: the key
+  // then stays unpublished.
+  bool publish(const TableKey& key, const core::PathRecord& path, std::uint64_t produced_ms,
+               std::uint64_t expiry = 0);
   // Unpublishes `key`; false if it was not published.
   bool remove(const TableKey& key);
+  // Unpublishes what `slot` holds, if it holds `expiry`'s path (the expiry it was published with);
+  // false otherwise.
+  bool remove_if_expiry(std::uint32_t slot, std::uint64_t expiry);
   // Unpublishes everything at once (SM change, flush, policy change).
   void clear();
   // What requests without an SGID or a P_Key stand for (the header's local_gid / default_pkey).
@@ -37,7 +42,8 @@ class PathTableWriter {
   // Whether publishing the new key `key` should wait for a larger table: it would take the load
   // past kMaxLoad, or its probe window is full. False for a key already published.
   bool wants_larger_table_for(const TableKey& key) const;
-  // Writes every published path and the defaults into `larger` (a new table no reader maps yet).
+  // Writes every published path (with its expiry) and the defaults into `larger` (a new table no
+  // reader maps yet).
   void copy_into(PathTableWriter& larger) const;
   // Tells this table's readers that another table replaced it: sets `moved`, then a new generation
   // empties it. Nothing is written to it afterwards.
@@ -46,6 +52,10 @@ class PathTableWriter {
   // The key published in `slot` during `generation`, if it is still there.
   std::optional<TableKey> key_at(std::uint32_t slot, std::uint64_t generation) const;
   bool contains(const TableKey& key) const { return find(key).has_value(); }
+  // The slot that holds `key`, if published.
+  std::optional<std::uint32_t> slot_of(const TableKey& key) const { return find(key); }
+  // The expiry `slot`'s path was published with, if the slot holds one.
+  std::optional<std::uint64_t> expiry_in(std::uint32_t slot) const;
   std::size_t size() const { return size_; }
   std::uint32_t slot_count() const { return mask_ + 1; }
   std::uint64_t generation() const { return generation_; }
@@ -57,8 +67,9 @@ class PathTableWriter {
   std::optional<std::uint32_t> free_slot(const TableKey& key) const;
   bool live(std::uint32_t slot) const;
   TableKey key_in(std::uint32_t slot) const;  // of a live slot
-  bool insert(const TableKey& key, const SlotPath& path, std::uint64_t produced_ms);
-  void write_slot(std::uint32_t slot, const TableKey& key, const SlotPath& path, std::uint64_t produced_ms);
+  bool insert(const TableKey& key, const SlotPath& path, std::uint64_t produced_ms, std::uint64_t expiry);
+  void write_slot(std::uint32_t slot, const TableKey& key, const SlotPath& path, std::uint64_t produced_ms,
+                  std::uint64_t expiry);
   void kill_slot(std::uint32_t slot);
 
   TableHeader* header_;

@@ -187,14 +187,29 @@ core::Resolver::EntryPage PortRouter::entries_page(std::uint32_t cursor, std::si
   return page;
 }
 
-std::vector<core::CacheEntryView> PortRouter::entries(bool serving_only) const {
+bool PortRouter::serving(std::size_t index) const {
+  return !ports_[index].local_port || !ports_[index].local_port().link_down;
+}
+
+std::vector<core::CacheEntryView> PortRouter::entries() const {
   std::vector<core::CacheEntryView> all;
   for (std::size_t i = 0; i < ports_.size(); ++i) {
-    if (serving_only && ports_[i].local_port && ports_[i].local_port().link_down) continue;
     std::vector<core::CacheEntryView> part = resolver(i).entries();
     all.insert(all.end(), part.begin(), part.end());
   }
   return all;
+}
+
+void PortRouter::for_each_entry_page(bool serving_only, std::size_t limit,
+                                     const std::function<void(const std::vector<core::CacheEntryView>&)>& page) const {
+  for (std::size_t i = 0; i < ports_.size(); ++i) {
+    if (serving_only && !serving(i)) continue;
+    for (std::optional<std::uint32_t> cursor = 0; cursor;) {
+      const core::Resolver::EntryPage part = resolver(i).entries_page(*cursor, limit);
+      page(part.entries);
+      cursor = part.next;
+    }
+  }
 }
 
 }  // namespace ibat::server

@@ -85,13 +85,20 @@ class PortRouter {
   // ports need, so a port's own cursor keeps 30 bits with four ports). A CA added or removed
   // between two pages may make a listing skip or repeat that port's entries.
   core::Resolver::EntryPage entries_page(std::uint32_t cursor, std::size_t limit) const;
-  // Every port's entries; `serving_only`: not those of a port whose cable is out (it serves none).
-  std::vector<core::CacheEntryView> entries(bool serving_only = false) const;
+  // Every port's entries.
+  std::vector<core::CacheEntryView> entries() const;
+  // The same entries handed to `page` at most `limit` at a time, port by port: a walk over them
+  // holds one page, not every port's entries at once. The Resolvers must not change meanwhile.
+  // `serving_only`: not those of a port whose cable is out (it serves none).
+  void for_each_entry_page(bool serving_only, std::size_t limit,
+                           const std::function<void(const std::vector<core::CacheEntryView>&)>& page) const;
 
   const core::Resolver& resolver(std::size_t index) const { return ports_[index].gate->resolver(); }
 
  private:
   static core::RequestId fail_now(core::Completion& done, core::Error error);
+  // Whether port `index` serves: not while its cable is out.
+  bool serving(std::size_t index) const;
   std::optional<std::size_t> port_for(const core::ResolveRequest& request) const;
   // The ports a kernel neighbour entry belongs to: the one named, none if not served, all if unnamed.
   std::vector<std::size_t> kernel_ports(const std::optional<kernel::IpoibPort>& port) const;

@@ -18,6 +18,10 @@ using std::chrono::steady_clock;
 
 namespace {
 
+// Entries listed at a time when the table is republished: the memory of one page, not of every
+// port's entries at once (which malloc keeps after the republish).
+constexpr std::size_t kRepublishPage = 1024;
+
 std::optional<gid_t> resolve_admin_group(const std::string& name) {
   std::optional<gid_t> gid = lookup_group(name);
   if (!name.empty() && !gid) spdlog::warn("admin_group '{}' does not exist: only root may administer", name);
@@ -286,8 +290,10 @@ void Service::refresh_table() {
   if (!ports_.empty())
     table_.set_defaults(ports_[router_.default_port()].runtime->local_port().gid, config_.policy.default_pkey);
   // A port whose cable is out serves nothing (its Resolver fails its requests): nor does the table.
-  const std::vector<core::CacheEntryView> entries = router_.entries(true);
-  table_.republish(entries, clock_.now(), config_.policy.path_ttl);
+  table_.clear();
+  router_.for_each_entry_page(true, kRepublishPage, [this](const std::vector<core::CacheEntryView>& page) {
+    table_.publish_valid(page, clock_.now(), config_.policy.path_ttl);
+  });
   schedule_table_expiry();
 }
 

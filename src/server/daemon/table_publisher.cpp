@@ -10,12 +10,14 @@ namespace {
 std::uint64_t monotonic_ms(core::TimePoint t) {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count());
 }
+// A TTL's end as the slot's expiry word, and back.
+std::uint64_t expiry_word(core::TimePoint until) { return static_cast<std::uint64_t>(until.time_since_epoch().count()); }
+core::TimePoint expiry_time(std::uint64_t word) { return core::TimePoint{core::Duration{static_cast<std::int64_t>(word)}}; }
 }  // namespace
 
 void TablePublisher::attach(shm::PathTableWriter* writer, Grow grow) {
   writer_ = writer;
   grow_ = std::move(grow);
-  expires_.clear();
   expiry_queue_ = {};
   if (writer_) writer_->clear();
 }
@@ -25,15 +27,19 @@ void TablePublisher::on_stored(const core::PathStored& stored, core::Duration tt
 }
 
 void TablePublisher::on_change(const core::PathChange& change) {
-  if (change.state != core::EntryState::valid) unpublish(shm::TableKey::of(change.sgid, change.dgid, change.pkey));
+  if (writer_ && change.state != core::EntryState::valid)
+    writer_->remove(shm::TableKey::of(change.sgid, change.dgid, change.pkey));
 }
 
-void TablePublisher::republish(const std::vector<core::CacheEntryView>& entries, core::TimePoint now,
-                               core::Duration ttl) {
+void TablePublisher::clear() {
   if (!writer_) return;
   writer_->clear();
-  expires_.clear();
   expiry_queue_ = {};
+}
+
+void TablePublisher::publish_valid(const std::vector<core::CacheEntryView>& entries, core::TimePoint now,
+                                   core::Duration ttl) {
+  if (!writer_) return;
   for (const core::CacheEntryView& e : entries)
     if (e.state == core::EntryState::valid && e.age < ttl && e.qos.is_default())
       publish(shm::TableKey::of(e.sgid, e.dgid, e.pkey), e.path, now - e.age, ttl);
@@ -45,35 +51,38 @@ void TablePublisher::set_defaults(const core::Gid& local_gid, core::Pkey default
 
 void TablePublisher::publish(const shm::TableKey& key, const core::PathRecord& path, core::TimePoint produced,
                              core::Duration ttl) {
-  if (grow_ && writer_->wants_larger_table_for(key)) writer_ = grow_();
-  if (!writer_->publish(key, path, monotonic_ms(produced))) return;
-  const core::TimePoint until = produced + ttl;
-  expires_[key] = until;
-  expiry_queue_.emplace(until, key);
-  if (expiry_queue_.size() > 2 * expires_.size() + 1024) {  // mostly outdated items: rebuild
-    expiry_queue_ = {};
-    for (const auto& [k, t] : expires_) expiry_queue_.emplace(t, k);
+  if (grow_ && writer_->wants_larger_table_for(key)) {
+    shm::PathTableWriter* grown = grow_();
+    if (grown != writer_) {
+      writer_ = grown;
+      requeue();
+    }
   }
+  const core::TimePoint until = produced + ttl;
+  if (!writer_->publish(key, path, monotonic_ms(produced), expiry_word(until))) return;
+  expiry_queue_.push(Expiry{until, *writer_->slot_of(key)});
+  if (expiry_queue_.size() > 2 * writer_->size() + 1024) requeue();  // mostly outdated items
 }
 
-void TablePublisher::unpublish(const shm::TableKey& key) {
-  if (!writer_) return;
-  writer_->remove(key);
-  expires_.erase(key);
+void TablePublisher::requeue() {
+  std::vector<Expiry> items;
+  items.reserve(writer_->size());
+  for (std::uint32_t slot = 0; slot < writer_->slot_count(); ++slot)
+    if (const std::optional<std::uint64_t> expiry = writer_->expiry_in(slot)) items.push_back({expiry_time(*expiry), slot});
+  expiry_queue_ = decltype(expiry_queue_)(Later{}, std::move(items));
 }
 
 void TablePublisher::expire(core::TimePoint now) {
-  while (!expiry_queue_.empty() && expiry_queue_.top().first <= now) {
-    const auto [until, key] = expiry_queue_.top();
+  while (!expiry_queue_.empty() && expiry_queue_.top().until <= now) {
+    const Expiry item = expiry_queue_.top();
     expiry_queue_.pop();
-    auto it = expires_.find(key);
-    if (it != expires_.end() && it->second == until) unpublish(key);
+    writer_->remove_if_expiry(item.slot, expiry_word(item.until));
   }
 }
 
 std::optional<core::TimePoint> TablePublisher::next_expiry() const {
   if (expiry_queue_.empty()) return std::nullopt;
-  return expiry_queue_.top().first;
+  return expiry_queue_.top().until;
 }
 
 }  // namespace ibat::server

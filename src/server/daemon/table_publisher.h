@@ -6,13 +6,13 @@
 // entries (SM change, flush, port change, GID out of service, reload) clear the table and republish
 // what is still valid. No I/O, no timers: the Service calls expire() at next_expiry(). A new key
 // that the table has no room for (shm::PathTableWriter::wants_larger_table_for) first asks for a
-// larger table (the Service grows the file).
+// larger table (the Service grows the file). A path's expiry is kept in its slot
+// (shm::TableSlot::expiry), not in a map here: what this holds is a queue of 16 bytes a path.
 #pragma once
 
 #include <functional>
 #include <optional>
 #include <queue>
-#include <unordered_map>
 #include <vector>
 
 #include "core/resolver.h"
@@ -34,8 +34,10 @@ class TablePublisher {
   void on_stored(const core::PathStored& stored, core::Duration ttl);
   // Resolver::set_path_observer: a path that is no longer valid is unpublished.
   void on_change(const core::PathChange& change);
-  // Clears the table and publishes the valid entries of `entries` (every port's Resolver::entries()).
-  void republish(const std::vector<core::CacheEntryView>& entries, core::TimePoint now, core::Duration ttl);
+  // Clears the table (then publish_valid() each page of every port's entries: a republish).
+  void clear();
+  // Publishes the valid entries of `entries` (a page of a port's Resolver::entries()).
+  void publish_valid(const std::vector<core::CacheEntryView>& entries, core::TimePoint now, core::Duration ttl);
   void set_defaults(const core::Gid& local_gid, core::Pkey default_pkey);
   // Unpublishes the entries whose TTL has ended by `now`.
   void expire(core::TimePoint now);
@@ -48,20 +50,23 @@ class TablePublisher {
   }
 
  private:
-  struct KeyHash {
-    std::size_t operator()(const shm::TableKey& k) const noexcept { return static_cast<std::size_t>(shm::hash_key(k)); }
+  // The end of the TTL of the path published in `slot` with that expiry; outdated (skipped) once
+  // the slot holds another expiry or nothing.
+  struct Expiry {
+    core::TimePoint until;
+    std::uint32_t slot;
+  };
+  struct Later {
+    bool operator()(const Expiry& a, const Expiry& b) const { return a.until > b.until; }
   };
   void publish(const shm::TableKey& key, const core::PathRecord& path, core::TimePoint produced, core::Duration ttl);
-  void unpublish(const shm::TableKey& key);
+  // The queue anew from the table's slots: when it is mostly outdated items, and when the table
+  // grew (its paths moved to other slots).
+  void requeue();
 
   shm::PathTableWriter* writer_ = nullptr;
   Grow grow_;
-  std::unordered_map<shm::TableKey, core::TimePoint, KeyHash> expires_;
-  using Expiry = std::pair<core::TimePoint, shm::TableKey>;
-  struct Later {
-    bool operator()(const Expiry& a, const Expiry& b) const { return a.first > b.first; }
-  };
-  std::priority_queue<Expiry, std::vector<Expiry>, Later> expiry_queue_;  // outdated items skipped
+  std::priority_queue<Expiry, std::vector<Expiry>, Later> expiry_queue_;
 };
 
 }  // namespace ibat::server

@@ -200,6 +200,27 @@ TEST_F(PortRouterTest, PathsPagesGoThroughEveryPortAndAFlushReachesOneOrAll) {
   EXPECT_EQ(std::count(seen.begin(), seen.end(), b.gid), 2);
   EXPECT_EQ(router.entries().size(), 5u);
 
+  std::vector<std::size_t> sizes;
+  std::vector<core::Gid> walked;
+  auto walk = [&](bool serving_only) {
+    sizes.clear();
+    walked.clear();
+    router.for_each_entry_page(serving_only, 2, [&](const std::vector<core::CacheEntryView>& page) {
+      sizes.push_back(page.size());
+      for (const auto& e : page) walked.push_back(e.sgid);
+    });
+  };
+  walk(true);
+  EXPECT_EQ(std::count(walked.begin(), walked.end(), a.gid), 3);
+  EXPECT_EQ(std::count(walked.begin(), walked.end(), b.gid), 2);
+  for (std::size_t size : sizes) EXPECT_LE(size, 2u);
+  a.report(false, true);
+  walk(true);
+  EXPECT_EQ(walked, (std::vector<core::Gid>{b.gid, b.gid})) << "a port whose cable is out serves none";
+  walk(false);
+  EXPECT_EQ(walked.size(), 5u);
+  a.report(true);
+
   EXPECT_EQ(router.flush_all(1), 2u);
   EXPECT_EQ(a.resolver.stats().entries, 3u);
   EXPECT_EQ(router.flush_all(), 3u);

@@ -4,6 +4,9 @@
 // keeps only what is still valid. Paths of several source GIDs (ports) live side by side.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "server/daemon/table_publisher.h"
 #include "shm/path_table_reader.h"
 
@@ -87,6 +90,30 @@ TEST_F(TablePublisherTest, PathsOfTwoPortsAreKeyedApart) {
   EXPECT_TRUE(reader.lookup(shm::TableKey::of(other, dest(1), core::Pkey{})));
 }
 
+TEST_F(TablePublisherTest, ExpiriesFollowThePathsIntoALargerTable) {
+  // The larger table puts the paths in other slots: each still ends at its own TTL there.
+  constexpr std::uint32_t kLarger = 4 * kSlots;
+  std::vector<std::uint64_t> larger_memory(shm::table_bytes(kLarger) / 8);
+  shm::PathTableWriter larger{larger_memory.data(), kLarger, writer.generation() + 1};
+  int grown = 0;
+  publisher.attach(&writer, [&] {
+    if (grown++ == 0) writer.copy_into(larger);
+    return &larger;
+  });
+  constexpr std::uint64_t kPaths = kSlots / shm::kSlotsPerKey + 8;  // past what kSlots hold
+  for (std::uint64_t n = 0; n < kPaths; ++n) store(n, now + std::chrono::seconds(n));
+  ASSERT_EQ(grown, 1);
+  std::string error;
+  const shm::PathTableReader larger_reader = *shm::PathTableReader::open(larger_memory.data(), shm::table_bytes(kLarger), error);
+  auto in_larger = [&](std::uint64_t n) { return larger_reader.lookup(shm::TableKey::of(kLocal, dest(n), core::Pkey{})).has_value(); };
+  for (std::uint64_t n = 0; n < kPaths; ++n) ASSERT_TRUE(in_larger(n)) << n;
+  EXPECT_EQ(publisher.next_expiry(), now + ttl);
+  publisher.expire(now + ttl + 9s);
+  for (std::uint64_t n = 0; n < kPaths; ++n) EXPECT_EQ(in_larger(n), n > 9) << n;
+  EXPECT_EQ(publisher.published(), kPaths - 10);
+  EXPECT_EQ(publisher.next_expiry(), now + ttl + 10s);
+}
+
 TEST_F(TablePublisherTest, NothingIsPublishedWhileDetached) {
   publisher.attach(nullptr);
   store(1, now);
@@ -105,7 +132,8 @@ TEST_F(TablePublisherTest, RepublishKeepsOnlyWhatIsStillValid) {
   entries.push_back(view(3, core::EntryState::stale, 1s));
   entries.push_back(view(4, core::EntryState::provisional, 1s));
   entries.push_back(view(5, core::EntryState::valid, 60s));  // at its TTL: stale when served
-  publisher.republish(entries, now, ttl);
+  publisher.clear();
+  publisher.publish_valid(entries, now, ttl);
   EXPECT_FALSE(find(1)) << "not among the entries any more";
   ASSERT_TRUE(find(2));
   EXPECT_EQ(publisher.next_expiry(), now + 50s);

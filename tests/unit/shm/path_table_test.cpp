@@ -144,6 +144,28 @@ TEST(PathTable, SlotBeingWrittenIsAMiss) {
   EXPECT_FALSE(t.reader->lookup(key_of(1)));
 }
 
+TEST(PathTable, ASlotKeepsItsExpiryAndIsRemovedByItOnlyWhileItHoldsIt) {
+  Table t;
+  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 1), 5, 70));
+  const std::optional<std::uint32_t> slot = t.writer.slot_of(key_of(1));
+  ASSERT_TRUE(slot);
+  EXPECT_EQ(t.writer.expiry_in(*slot), 70u);
+  ASSERT_TRUE(t.writer.publish(key_of(1), path_of(1, 2), 6, 80));  // published again: a later expiry
+  EXPECT_EQ(t.writer.slot_of(key_of(1)), slot);
+  EXPECT_FALSE(t.writer.remove_if_expiry(*slot, 70)) << "an outdated expiry";
+  ASSERT_TRUE(t.reader->lookup(key_of(1)));
+  EXPECT_TRUE(t.writer.remove_if_expiry(*slot, 80));
+  EXPECT_FALSE(t.reader->lookup(key_of(1)));
+  EXPECT_EQ(t.writer.size(), 0u);
+  EXPECT_FALSE(t.writer.expiry_in(*slot));
+  EXPECT_FALSE(t.writer.remove_if_expiry(*slot, 80)) << "nothing there any more";
+  ASSERT_TRUE(t.writer.publish(key_of(2), path_of(2, 1), 5, 90));
+  const std::uint32_t slot2 = t.writer.slot_of(key_of(2)).value();
+  t.writer.clear();
+  EXPECT_FALSE(t.writer.expiry_in(slot2)) << "a slot of an earlier generation holds nothing";
+  EXPECT_FALSE(t.writer.remove_if_expiry(slot2, 90));
+}
+
 TEST(PathTable, ANewKeyPastHalfTheSlotsOrWithAFullWindowWantsALargerTable) {
   Table t(16);
   for (std::uint32_t n = 0; n < 8; ++n) {
@@ -159,7 +181,7 @@ TEST(PathTable, ANewKeyPastHalfTheSlotsOrWithAFullWindowWantsALargerTable) {
 TEST(PathTable, ALargerTableGetsEveryPathAndTheDefaultsAndTheOldOneIsMarkedMoved) {
   Table small(16);
   small.writer.set_defaults(test::gid_of(0), core::Pkey{0x8001});
-  for (std::uint32_t n = 0; n < 8; ++n) ASSERT_TRUE(small.writer.publish(key_of(n), path_of(n, 3), 100 + n));
+  for (std::uint32_t n = 0; n < 8; ++n) ASSERT_TRUE(small.writer.publish(key_of(n), path_of(n, 3), 100 + n, 900 + n));
   auto memory = table_memory(64);
   PathTableWriter larger(memory.data(), 64, small.writer.generation() + 1);
   small.writer.copy_into(larger);
@@ -176,6 +198,7 @@ TEST(PathTable, ALargerTableGetsEveryPathAndTheDefaultsAndTheOldOneIsMarkedMoved
     EXPECT_EQ(hit->path.decode(), path_of(n, 3));
     EXPECT_EQ(hit->produced_ms, 100u + n);
     EXPECT_EQ(larger.key_at(hit->slot, hit->generation), key_of(n));
+    EXPECT_EQ(larger.expiry_in(hit->slot), 900u + n) << "the writer's own word goes along";
   }
   const std::uint64_t before = small.reader->generation();
   EXPECT_FALSE(small.reader->moved());
