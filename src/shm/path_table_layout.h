@@ -25,6 +25,9 @@ inline constexpr std::uint32_t kMaxProbe = 16;
 // and a lookup of an absent key soon meets a slot unused in this generation.
 inline constexpr std::uint32_t kSlotsPerKey = 2;
 inline constexpr std::uint32_t kMinSlots = 16;
+// A table moves to a smaller one (at a republish) only if that one has at most 1/kShrinkFactor of
+// its slots, holding at most a quarter of its own: a few new paths do not grow it back at once.
+inline constexpr std::uint32_t kShrinkFactor = 4;
 inline constexpr std::uint32_t kMaxSlots = 1U << 24;
 
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);

@@ -156,16 +156,16 @@ bool PathTableWriter::wants_larger_table_for(const TableKey& key) const {
   return (size() + 1) * kSlotsPerKey > slot_count() || !free_slot(key);
 }
 
-void PathTableWriter::copy_into(PathTableWriter& larger) const {
-  for (int w = 0; w < 2; ++w) larger.header_->local_gid[w].store(header_->local_gid[w].load(kRelaxed), kRelease);
-  larger.header_->default_pkey.store(header_->default_pkey.load(kRelaxed), kRelease);
+void PathTableWriter::copy_into(PathTableWriter& other) const {
+  for (int w = 0; w < 2; ++w) other.header_->local_gid[w].store(header_->local_gid[w].load(kRelaxed), kRelease);
+  other.header_->default_pkey.store(header_->default_pkey.load(kRelaxed), kRelease);
   for (std::uint32_t slot = 0; slot <= mask_; ++slot) {
     if (!live(slot)) continue;
     const TableSlot& s = slots_[slot];
     SlotPath path;
     for (int w = 0; w < 2; ++w) path.fields[w] = s.fields[w].load(kRelaxed);
     for (int w = 0; w < kRecordWords; ++w) path.record[w] = s.record[w].load(kRelaxed);
-    larger.insert(key_in(slot), path, s.produced_ms.load(kRelaxed), s.expiry);  // a full window there: left out
+    other.insert(key_in(slot), path, s.produced_ms.load(kRelaxed), s.expiry);
   }
 }
 

@@ -3,7 +3,8 @@
 // publishes, replaces and removes paths slot by slot under each slot's sequence counter, and
 // invalidates everything at once by bumping the table generation. It keeps no copy of the table:
 // where a key is and whether a slot is in use it reads back from the slots, which only it writes.
-// It can copy what it holds into a larger table and then mark itself moved (TableFile::grow).
+// It can copy what it holds into another table, larger or smaller, and then mark itself moved
+// (TableFile::grow, TableFile::shrink).
 // Not thread-safe: one writer thread.
 #pragma once
 
@@ -42,9 +43,9 @@ class PathTableWriter {
   // Whether publishing the new key `key` should wait for a larger table: it would take the load
   // past kMaxLoad, or its probe window is full. False for a key already published.
   bool wants_larger_table_for(const TableKey& key) const;
-  // Writes every published path (with its expiry) and the defaults into `larger` (a new table no
-  // reader maps yet).
-  void copy_into(PathTableWriter& larger) const;
+  // Writes every published path (with its expiry) and the defaults into `other` (a new table no
+  // reader maps yet, larger or smaller; a path whose probe window is full there is left out).
+  void copy_into(PathTableWriter& other) const;
   // Tells this table's readers that another table replaced it: sets `moved`, then a new generation
   // empties it. Nothing is written to it afterwards.
   void mark_moved();

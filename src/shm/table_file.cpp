@@ -94,11 +94,21 @@ bool TableFile::grow(std::string& error) {
     error = "shared path table " + path_ + " is at its largest, " + std::to_string(slots) + " slots";
     return false;
   }
+  return move_to(slots * 2, error);
+}
+
+bool TableFile::shrink(std::string& error) {
+  const std::uint32_t slots = slots_for_capacity(static_cast<std::uint32_t>(2 * writer_->size()));
+  if (slots * kShrinkFactor > writer_->slot_count()) return false;
+  return move_to(slots, error);
+}
+
+bool TableFile::move_to(std::uint32_t slot_count, std::string& error) {
   const std::string temporary = temporary_for(path_);
-  std::unique_ptr<Mapping> mapping = create_mapped(temporary, slots * 2, error);
+  std::unique_ptr<Mapping> mapping = create_mapped(temporary, slot_count, error);
   if (!mapping) return false;
-  auto larger = std::make_unique<PathTableWriter>(mapping->address(), slots * 2, writer_->generation() + 1);
-  writer_->copy_into(*larger);
+  auto moved = std::make_unique<PathTableWriter>(mapping->address(), slot_count, writer_->generation() + 1);
+  writer_->copy_into(*moved);
   if (!move_into_place(temporary, path_, error)) return false;
   writer_->mark_moved();
   // Processes that still map the old file (until their next resolve) keep it: its slots are
@@ -106,7 +116,7 @@ bool TableFile::grow(std::string& error) {
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   if (mapping_->size() > page)
     ::madvise(static_cast<std::byte*>(mapping_->address()) + page, mapping_->size() - page, MADV_REMOVE);
-  writer_ = std::move(larger);
+  writer_ = std::move(moved);
   mapping_ = std::move(mapping);
   return true;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The file that holds a shared path table: ibatd creates it (mode 0644, written only by ibatd,
 // swapped in atomically, the table it replaces invalidated first) small and grows it as the paths
-// it holds grow (a larger file renamed over it, the old one marked moved), and libibat maps it
+// it holds grow (a larger file renamed over it, the old one marked moved; a smaller one the same
+// way when most paths went), and libibat maps it
 // read-only after checking it is a regular file owned by the daemon's uid and writable by nobody else.
 #pragma once
 
@@ -49,6 +50,10 @@ class TableFile {
   // and its slots' pages freed.
   // False, the table unchanged, at max_slot_count or when the new file cannot be made (`error`).
   bool grow(std::string& error);
+  // The same move to a table of fewer slots, room for twice the paths held, if that saves at
+  // least 1 - 1/kShrinkFactor of them (paths went: a flush, an SM change). False, the table
+  // unchanged, when it would not (`error` empty) or when the new file cannot be made (`error`).
+  bool shrink(std::string& error);
 
   // The writer of the current table; grow() replaces it.
   PathTableWriter& writer() { return *writer_; }
@@ -58,6 +63,9 @@ class TableFile {
   TableFile(std::string path, std::unique_ptr<Mapping> mapping, std::unique_ptr<PathTableWriter> writer,
             std::uint32_t max_slot_count)
       : path_(std::move(path)), mapping_(std::move(mapping)), writer_(std::move(writer)), max_slots_(max_slot_count) {}
+  // Moves the paths to a new table of `slot_count` slots (grow, shrink).
+  bool move_to(std::uint32_t slot_count, std::string& error);
+
   std::string path_;
   std::unique_ptr<Mapping> mapping_;
   std::unique_ptr<PathTableWriter> writer_;

@@ -294,7 +294,20 @@ void Service::refresh_table() {
   router_.for_each_entry_page(true, kRepublishPage, [this](const std::vector<core::CacheEntryView>& page) {
     table_.publish_valid(page, clock_.now(), config_.policy.path_ttl);
   });
+  shrink_table();
   schedule_table_expiry();
+}
+
+void Service::shrink_table() {
+  const std::uint32_t slots = table_file_->writer().slot_count();
+  std::string error;
+  if (table_file_->shrink(error)) {
+    table_.follow(&table_file_->writer());
+    spdlog::info("shared path table {}: {} paths, {} slots now (was {})", table_file_->path(), table_.published(),
+                 table_file_->writer().slot_count(), slots);
+  } else if (!error.empty()) {
+    spdlog::warn("{}: the table keeps its {} slots", error, slots);
+  }
 }
 
 void Service::on_table_hits(const protocol::TableHits& hits) {

@@ -119,6 +119,7 @@ class Service {
   void start_kernel_neighbours();
   void open_table();
   shm::PathTableWriter* grow_table();  // TablePublisher::Grow
+  void shrink_table();  // after a republish: a smaller file if most paths went (shm::TableFile::shrink)
   void refresh_table();  // clears the shared table and republishes what is still valid
   void schedule_table_expiry();
   void on_table_hits(const protocol::TableHits& hits);

@@ -53,15 +53,17 @@ void TablePublisher::publish(const shm::TableKey& key, const core::PathRecord& p
                              core::Duration ttl) {
   if (grow_ && writer_->wants_larger_table_for(key)) {
     shm::PathTableWriter* grown = grow_();
-    if (grown != writer_) {
-      writer_ = grown;
-      requeue();
-    }
+    if (grown != writer_) follow(grown);
   }
   const core::TimePoint until = produced + ttl;
   if (!writer_->publish(key, path, monotonic_ms(produced), expiry_word(until))) return;
   expiry_queue_.push(Expiry{until, *writer_->slot_of(key)});
   if (expiry_queue_.size() > 2 * writer_->size() + 1024) requeue();  // mostly outdated items
+}
+
+void TablePublisher::follow(shm::PathTableWriter* writer) {
+  writer_ = writer;
+  requeue();
 }
 
 void TablePublisher::requeue() {

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // TablePublisher: keeps the shared path table (docs/shared-table.md) equal to the valid entries of
 // every port's Resolver. It observes them, off the query path: each path a Resolver stores as valid
-// (PathStored, before the answer's completions run) is published until its TTL ends, and a path that
-// moves or is lost (PathChange to anything but valid) is unpublished; events that may change many
-// entries (SM change, flush, port change, GID out of service, reload) clear the table and republish
-// what is still valid. No I/O, no timers: the Service calls expire() at next_expiry(). A new key
-// that the table has no room for (shm::PathTableWriter::wants_larger_table_for) first asks for a
-// larger table (the Service grows the file). A path's expiry is kept in its slot
-// (shm::TableSlot::expiry), not in a map here: what this holds is a queue of 16 bytes a path.
+// (PathStored, before the answer's completions run) is published until its TTL ends, and a path
+// that moves or is lost (PathChange to anything but valid) is unpublished; events that may change
+// many entries (SM change, flush, port change, GID out of service, reload) clear the table and
+// republish what is still valid. No I/O, no timers: the Service calls expire() at next_expiry(). A
+// new key that the table has no room for (shm::PathTableWriter::wants_larger_table_for) first asks
+// for a larger table (the Service grows the file; it makes it smaller after a republish that left
+// it mostly empty). A path's expiry is kept in its slot (shm::TableSlot::expiry), not in a map
+// here: what this holds is a queue of 16 bytes a path.
 #pragma once
 
 #include <functional>
@@ -38,6 +39,9 @@ class TablePublisher {
   void clear();
   // Publishes the valid entries of `entries` (a page of a port's Resolver::entries()).
   void publish_valid(const std::vector<core::CacheEntryView>& entries, core::TimePoint now, core::Duration ttl);
+  // The table moved to `writer` (the Service made it smaller after a republish): what was
+  // published is there, each path with its expiry.
+  void follow(shm::PathTableWriter* writer);
   void set_defaults(const core::Gid& local_gid, core::Pkey default_pkey);
   // Unpublishes the entries whose TTL has ended by `now`.
   void expire(core::TimePoint now);

@@ -491,6 +491,28 @@ TEST_F(ServiceTest, LargeListingComesInPagesWithOtherClientsServedBetween) {
   EXPECT_TRUE(lister.closed_by_peer());
 }
 
+TEST_F(ServiceTest, SharedTableShrinksWhenARepublishLeavesItMostlyEmpty) {
+  start();
+  Client c(config_.server.socket);
+  constexpr std::uint32_t kPaths = 40;  // more than 16 slots hold: the table grows
+  for (std::uint32_t n = 0; n < kPaths; ++n) warm(c, 10 + n, gid(0x100 + n), static_cast<std::uint16_t>(20 + n));
+  on_loop([] {});
+  const std::string table_path = shm::table_path_for_socket(config_.server.socket);
+  std::string error;
+  auto grown = shm::open_table_file(table_path, ::geteuid(), error);
+  ASSERT_TRUE(grown) << error;
+  EXPECT_GE(grown->reader.slot_count(), kPaths * shm::kSlotsPerKey);
+  EXPECT_EQ(on_loop([&] { return service_->table_published(); }), kPaths);
+
+  on_loop([&] { service_->port(0).on_sm_changed(); });  // every path stale: the republish publishes none
+  EXPECT_TRUE(grown->reader.moved());
+  auto small = shm::open_table_file(table_path, ::geteuid(), error);
+  ASSERT_TRUE(small) << error;
+  EXPECT_EQ(small->reader.slot_count(), shm::kMinSlots);
+  EXPECT_FALSE(small->reader.moved());
+  EXPECT_EQ(on_loop([&] { return service_->table_published(); }), 0u);
+}
+
 TEST_F(ServiceTest, SharedTableHoldsTheValidPathsAndFollowsFlushAndSmChange) {
   start();
   Client c(config_.server.socket);

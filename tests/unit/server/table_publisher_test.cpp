@@ -114,6 +114,30 @@ TEST_F(TablePublisherTest, ExpiriesFollowThePathsIntoALargerTable) {
   EXPECT_EQ(publisher.next_expiry(), now + ttl + 10s);
 }
 
+TEST_F(TablePublisherTest, ExpiriesFollowThePathsIntoASmallerTable) {
+  for (std::uint64_t n = 0; n < 8; ++n) store(n, now + std::chrono::seconds(n));
+  constexpr std::uint32_t kSmaller = kSlots / 4;
+  std::vector<std::uint64_t> smaller_memory(shm::table_bytes(kSmaller) / 8);
+  shm::PathTableWriter smaller{smaller_memory.data(), kSmaller, writer.generation() + 1};
+  writer.copy_into(smaller);
+  writer.mark_moved();
+  publisher.follow(&smaller);
+  std::string error;
+  const shm::PathTableReader smaller_reader =
+      *shm::PathTableReader::open(smaller_memory.data(), shm::table_bytes(kSmaller), error);
+  auto in_smaller = [&](std::uint64_t n) {
+    return smaller_reader.lookup(shm::TableKey::of(kLocal, dest(n), core::Pkey{})).has_value();
+  };
+  EXPECT_EQ(publisher.published(), 8u);
+  EXPECT_EQ(publisher.next_expiry(), now + ttl);
+  publisher.expire(now + ttl + 2s);
+  for (std::uint64_t n = 0; n < 8; ++n) EXPECT_EQ(in_smaller(n), n > 2) << n;
+  EXPECT_EQ(publisher.published(), 5u);
+  EXPECT_EQ(publisher.next_expiry(), now + ttl + 3s);
+  store(9, now);
+  EXPECT_TRUE(in_smaller(9)) << "published into the table it follows";
+}
+
 TEST_F(TablePublisherTest, NothingIsPublishedWhileDetached) {
   publisher.attach(nullptr);
   store(1, now);

@@ -2,7 +2,8 @@
 // The shared table's file: created sparse (a table of a million slots uses a few pages until
 // paths are published), grown by a larger file renamed over the path while a reader of the old one
 // learns of it (moved, a new generation) and finds every path in the new one, the old file's slot
-// pages freed, and not grown past its largest size.
+// pages freed, and not grown past its largest size; moved the same way to a smaller file once most
+// paths went.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -99,6 +100,39 @@ TEST_F(TableFileTest, TheOldTableGivesItsSlotsPagesBackWhenItGrows) {
   ASSERT_EQ(::fstat(old, &st), 0);
   EXPECT_LE(std::size_t(st.st_blocks) * 512, std::size_t{64} << 10) << "only the header's page is left";
   ::close(old);
+}
+
+TEST_F(TableFileTest, ATableMostlyEmptiedMovesToASmallerOneWithItsPathsAndItsReadersFollow) {
+  std::string error;
+  auto file = TableFile::create(path, 512, 512, error);
+  ASSERT_TRUE(file) << error;
+  file->writer().set_defaults(test::gid_of(0), core::Pkey{0xFFFF});
+  for (std::uint32_t n = 0; n < 100; ++n) ASSERT_TRUE(file->writer().publish(key_of(n), path_of(n, 2), 5, 700 + n));
+  EXPECT_FALSE(file->shrink(error)) << "100 paths need more than a quarter of 512 slots";
+  EXPECT_TRUE(error.empty()) << error;
+  for (std::uint32_t n = 8; n < 100; ++n) ASSERT_TRUE(file->writer().remove(key_of(n)));
+  MappedTable old = map();
+  ASSERT_TRUE(old.reader.lookup(key_of(3)));
+
+  ASSERT_TRUE(file->shrink(error)) << error;
+  EXPECT_EQ(file->writer().slot_count(), 32u) << "room for twice the 8 paths left";
+  EXPECT_EQ(file->writer().size(), 8u);
+  EXPECT_TRUE(old.reader.moved());
+  EXPECT_FALSE(old.reader.lookup(key_of(3))) << "the old table is emptied";
+  MappedTable smaller = map();
+  EXPECT_EQ(smaller.reader.slot_count(), 32u);
+  EXPECT_FALSE(smaller.reader.moved());
+  EXPECT_EQ(smaller.reader.defaults().pkey, 0xFFFF);
+  for (std::uint32_t n = 0; n < 8; ++n) {
+    auto hit = smaller.reader.lookup(key_of(n));
+    ASSERT_TRUE(hit) << n;
+    EXPECT_EQ(hit->path.decode(), path_of(n, 2));
+    EXPECT_EQ(file->writer().expiry_in(hit->slot), 700u + n);
+  }
+  EXPECT_FALSE(smaller.reader.lookup(key_of(8)));
+  EXPECT_FALSE(file->shrink(error)) << "already the size for what it holds";
+  ASSERT_TRUE(file->grow(error)) << error;
+  EXPECT_EQ(file->writer().slot_count(), 64u);
 }
 
 TEST_F(TableFileTest, ATableAtItsLargestDoesNotGrow) {
