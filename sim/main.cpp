@@ -101,6 +101,10 @@ int main(int argc, char** argv) {
                  "job-start: the ServiceID each connect carries: none, per-process (rdma_cm's ephemeral "
                  "ports, one per destination rank) or storage (iSER's, kept apart by default)")
       ->check(CLI::IsMember({"none", "per-process", "storage"}));
+  app.add_option("--qos-classes", sc.qos_classes,
+                 "the QoS classes the connects carry (rdma_cm: the ToS): 0 none, K: spread over classes 1-K "
+                 "(rank r to destination d: 1 + (d + r) % K); Policy::qos_classes says which are kept apart")
+      ->check(CLI::Range(0, 4095));
   app.add_option("--connect-rate", sc.connects_per_rank_s, "churn / sm-restart: connects per rank per s")
       ->check(CLI::PositiveNumber);
   app.add_option("--working-set", sc.working_set, "sm-restart: destinations each node keeps using")

@@ -74,6 +74,9 @@ struct Scenario {
   // (iSER's, which the default Policy::qos_service_ids keeps apart).
   enum class ServiceIds : std::uint8_t { none, per_process, storage };
   ServiceIds service_ids = ServiceIds::none;
+  // The QoS classes the connects carry, as rdma_cm's carry the ToS: 0 none; K: the connects are
+  // spread over classes 1-K, rank r's to destination d carrying class 1 + (d + r) % K.
+  std::uint16_t qos_classes = 0;
   // churn and sm-restart: steady traffic until `duration_s`; idle: the run's length.
   double duration_s = 60.0;
   double connects_per_rank_s = 1.0;  // churn: Poisson rate; sm-restart: one connect per period

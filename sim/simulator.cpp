@@ -382,6 +382,7 @@ void Simulator::issue(std::uint32_t n, std::uint32_t dest, std::uint32_t weight,
   if (sc_.service_ids == Scenario::ServiceIds::per_process)
     request.service_id = core::rdma_cm_tcp_service_id(static_cast<std::uint16_t>(
         kEphemeralBase + (std::uint64_t{dest} * sc_.ranks + rank % sc_.ranks) % kEphemeralPorts));
+  if (sc_.qos_classes > 0) request.qos_class = static_cast<std::uint16_t>(1 + (dest + rank) % sc_.qos_classes);
   node.resolver->resolve(request, [this, n, slot](core::RequestId, const core::ResolveResult& r) {
     complete(n, slot, r.error, r.path.dlid);
   });

@@ -61,7 +61,7 @@ struct Policy {
   // naming one is cached apart and asked with it. Any other shares the default path, so that the
   // per-process ServiceIDs of an MPI job over rdma_cm cost no query of their own.
   std::vector<IdRange> qos_service_ids = standard_ulp_service_ids();
-  std::vector<IdRange> qos_classes;  // none: every class shares the default path
+  std::vector<IdRange> qos_classes = every_qos_class();  // [] : every class shares the default path
 
   // Empty string when consistent, else a message naming the bad field and its accepted range.
   std::string validate() const;

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-# e2e.qos: ibatd on a QoS fabric (OpenSM with a policy of ServiceID, ServiceID-range, QoS-class and
-# P_Key rules, and a second partition) answers what the SA answers for the same query: resolves
+# e2e.qos: ibatd with its default QoS settings on a QoS fabric (OpenSM with a policy of ServiceID,
+# ServiceID-range, P_Key and two QoS-class rules, one of them for one destination's port only, and a
+# second partition) answers what the SA answers for the same query: resolves
 # through the native socket, the ACM socket (the ACM wire format, as librdmacm sends a path
 # request) and the kernel twin (rdma_cm's attributes) equal `saquery` with the same --service_id /
-# --qos_class / --pkey (DLID, SLID, SL, MTU, rate), for cache misses, cache hits and prefetched paths; a ServiceID or QoS class
-# outside every configured range gets the default path from the cache without an SA query. A QoS
-# class alone comes in a GetTable of its own (asked with the class), again after an SM restart.
+# --qos_class / --pkey (DLID, SLID, SL, MTU, rate), for cache misses, cache hits and prefetched paths,
+# also for a class no rule names; a ServiceID outside every configured range, or class 0, gets the
+# default path from the cache without an SA query. Each QoS class comes in a GetTable of its own
+# (asked with the class: with qos_classes = "auto", every class but 0), again after an SM restart.
 source "$(dirname "$0")/lab_lib.sh"
 source "$(dirname "$0")/e2e_lib.sh"
 TWIN=${KERNEL_TWIN:-$BIN/ibat-kernel-twin}
@@ -14,18 +16,34 @@ TWIN=${KERNEL_TWIN:-$BIN/ibat-kernel-twin}
 name=$(lab_name e2eqos)
 tmp=$(mktemp -d); on_exit 'rm -rf "$tmp"'
 
-# SLs: default 0, QoS class 4 -> 4, iSER 3, NFS/RDMA (port 20049) 5, a site's range 6, P_Key 0x8002 7.
+# SLs: default 0, QoS class 4 -> 4, class 9 -> 1 to Hca3 only (0 elsewhere), iSER 3, NFS/RDMA (port
+# 20049) 5, a site's range 6, P_Key 0x8002 7; class 2: no rule, the default 0.
 cat >"$tmp/qos-policy.conf" <<'POLICY'
+port-groups
+    port-group
+        name: STORAGE
+        port-name: Hca3/P1
+    end-port-group
+end-port-groups
 qos-levels
     qos-level
         name: GOLD
         sl: 4
+    end-qos-level
+    qos-level
+        name: SILVER
+        sl: 1
     end-qos-level
 end-qos-levels
 qos-match-rules
     qos-match-rule
         qos-class: 4
         qos-level-name: GOLD
+    end-qos-match-rule
+    qos-match-rule
+        qos-class: 9
+        destination: STORAGE
+        qos-level-name: SILVER
     end-qos-match-rule
 end-qos-match-rules
 qos-ulps
@@ -44,7 +62,7 @@ src=Hca1
 sgid=$(host "$name" $src gid)
 acm=$E2E_DIR/acm.sock
 write_config "$E2E_DIR/d.toml" \
-  'qos_service_ids = ["iser", "nfs-rdma", "0x1000000000000100-0x10000000000001ff"]' 'qos_classes = [4]'
+  'qos_service_ids = ["iser", "nfs-rdma", "0x1000000000000100-0x10000000000001ff"]'
 printf '[linux]\nlocal_sa_socket = "%s"\n' "$E2E_DIR/d.lsa" >>"$E2E_DIR/d.toml"
 start_ibatd "$name" $src d --acm-socket "$acm"
 dests=(Hca2 Hca3 Hca4)
@@ -63,17 +81,19 @@ PY
 
 # --- native socket: each query as saquery asks it, a miss then a hit
 cases=("" "--service_id 0x1060CBC" "--service_id 0x1064E51" "--service_id 0x1000000000000180" "--qos_class 4"
-       "--pkey 0x8002")
+       "--pkey 0x8002" "--qos_class 9" "--qos_class 2")
 ibat_args() {  # saquery's options as ibat resolve's
   sed -e 's/--service_id/--service-id/; s/--qos_class/--qos-class/' <<<"$1"
 }
-want_sl=(0 3 5 6 4 7)
+want_sl=(0 3 5 6 4 7 0 0)
 for dest in "${dests[@]}"; do
   dgid=$(host "$name" $dest gid)
   for i in "${!cases[@]}"; do
     # shellcheck disable=SC2086  # the options split on purpose
     want=$(saquery_path "$name" $src "$sgid" "$dgid" ${cases[$i]})
-    expect_eq "saquery $dest ${cases[$i]:-(default)}: SL" "$(jq_py "$want" 'j["sl"]')" "${want_sl[$i]}"
+    sl=${want_sl[$i]}
+    [[ $dest == Hca3 && ${cases[$i]} == "--qos_class 9" ]] && sl=1  # the rule's port group
+    expect_eq "saquery $dest ${cases[$i]:-(default)}: SL" "$(jq_py "$want" 'j["sl"]')" "$sl"
     for round in miss hit; do
       before=$(sa_queries)
       # shellcheck disable=SC2086
@@ -89,27 +109,39 @@ for dest in "${dests[@]}"; do
 done
 pass "native: ${#dests[@]} destinations x ${#cases[@]} queries equal saquery, miss and hit; default paths from the table"
 
-# --- QoS class 4 came in a GetTable of its own (OpenSM answers it with the class's SL): every
-# host's class-4 path (its own too) is the table's, and the port asked two tables, the default paths' and
-# class 4's. class_paths TAG: "DGID=SL/ORIGIN ..." of the class-4 entries, sorted.
+# --- Each QoS class came in a GetTable of its own (OpenSM answers it by the class's rules, the port
+# group's included): every host's path of the class (its own too) is the table's, and the port asked
+# four tables, the default paths' and those of classes 4, 9 and 2.
+# class_paths TAG CLASS: "DGID=SL/ORIGIN ..." of the class's entries, sorted.
 class_paths() {
   cli "$1" paths --json | python3 -c 'import json, sys
-print(" ".join(sorted("%s=%s/%s" % (p["dgid"], p["sl"], p["origin"]) for p in json.load(sys.stdin) if p.get("qos_class") == 4)))'
+print(" ".join(sorted("%s=%s/%s" % (p["dgid"], p["sl"], p["origin"]) for p in json.load(sys.stdin) if p.get("qos_class") == int(sys.argv[1]))))' "$2"
 }
-want_class=$(for dest in $src "${dests[@]}"; do echo "$(host "$name" $dest gid)=4/sa-table"; done | sort | xargs)
-expect_eq "class-4 paths: SL 4, from the class's table" "$(class_paths d)" "$want_class"
-expect_eq "GetTables answered (the default paths' and class 4's)" "$(jq_py "$(cli d stats --json)" 'j["sa_tables_answered"]')" 2
+# want_class CLASS SL [HOST SL]: what class_paths says when every host's SL is SL (HOST's the other)
+want_class() {
+  for dest in $src "${dests[@]}"; do
+    echo "$(host "$name" $dest gid)=$([[ $dest == "${3:-}" ]] && echo "$4" || echo "$2")/sa-table"
+  done | sort | xargs
+}
+check_class_tables() {  # check_class_tables WHEN
+  expect_eq "class-4 paths $1: SL 4, from the class's table" "$(class_paths d 4)" "$(want_class 4 4)"
+  expect_eq "class-9 paths $1: SL 1 to Hca3 only" "$(class_paths d 9)" "$(want_class 9 0 Hca3 1)"
+  expect_eq "class-2 paths $1 (no rule): the default SL" "$(class_paths d 2)" "$(want_class 2 0)"
+}
+check_class_tables "after the first resolves"
+expect_eq "GetTables answered (the default paths' and classes 4, 9, 2)" \
+  "$(jq_py "$(cli d stats --json)" 'j["sa_tables_answered"]')" 4
 
-# --- outside every range: the default path (SL 0), from the cache, no SA query
+# --- outside every range, or class 0: the default path (SL 0), from the cache, no SA query
 dgid=$(host "$name" Hca2 gid)
 before=$(sa_queries)
-for args in "--service-id 0x106C350" "--service-id 0x1000000000000200" "--qos-class 2" "--service-id 0x106C350 --qos-class 3"; do
+for args in "--service-id 0x106C350" "--service-id 0x1000000000000200" "--qos-class 0" "--service-id 0x106C350 --qos-class 0"; do
   # shellcheck disable=SC2086
   got=$(cli d resolve --dgid "$dgid" $args --json) || fail "ibat resolve $args: exit $?"
   expect_eq "$args: SL (the default path)" "$(jq_py "$got" 'j["sl"]')" 0
 done
-expect_eq "SA queries for ServiceIDs and classes outside every range" "$(sa_queries)" "$before"
-pass "a ServiceID or QoS class outside every range gets the cached default path, no SA query"
+expect_eq "SA queries for ServiceIDs outside every range and class 0" "$(sa_queries)" "$before"
+pass "a ServiceID outside every range, or QoS class 0, gets the cached default path, no SA query"
 
 # The same queries through ACM and the kernel twin, each compared with saquery's whole path:
 # (saquery options | ServiceID QoS-class P_Key for ACM | the twin's options as rdma_cm sends them)
@@ -117,6 +149,7 @@ acm_cases=("|0 0 0|--service-id 0x106C350"
            "--service_id 0x1060CBC|0x1060CBC 0 0|--service-id 0x1060CBC"
            "--service_id 0x10000000000001FF|0x10000000000001FF 0 0|--service-id 0x10000000000001FF"
            "--qos_class 4|0 4 0|--service-id 0x106C350 --qos-class 4"
+           "--qos_class 9|0 9 0|--service-id 0x106C350 --qos-class 9"
            "--pkey 0x8002|0 0 0x8002|--service-id 0x106C350 --pkey 0x8002")
 
 # --- ACM: a path request carrying the ServiceID, QoS class and P_Key in its record, as librdmacm
@@ -202,12 +235,14 @@ pass "kernel twin (rdma_cm): NFS/RDMA SL 5; an ephemeral port with ToS 0 the def
 check_twin 3 --service-id 0x1060CBC
 got=$(cli d resolve --dgid "$(host "$name" Hca3 gid)" --service-id 0x1064E51 --json)
 expect_eq "after SM restart: NFS/RDMA SL" "$(jq_py "$got" 'j["sl"]')" 5
-# Both tables are asked again, once each; class 4's paths are its table's still.
+# The four tables are asked again, once each; each class's paths are its table's still.
 deadline=$((SECONDS + 30))
-until (($(jq_py "$(cli d stats --json)" 'j["sa_tables_answered"]') >= 4)); do
-  ((SECONDS < deadline)) || fail "the two tables not asked again within 30 s of the SM restart: $(cli d stats --json)"
+until (($(jq_py "$(cli d stats --json)" 'j["sa_tables_answered"]') >= 8)); do
+  ((SECONDS < deadline)) || fail "the four tables not asked again within 30 s of the SM restart: $(cli d stats --json)"
   sleep 0.1
 done
-expect_eq "GetTables answered after the restart" "$(jq_py "$(cli d stats --json)" 'j["sa_tables_answered"]')" 4
-expect_eq "class-4 paths after the restart" "$(class_paths d)" "$want_class"
+expect_eq "GetTables answered after the restart" "$(jq_py "$(cli d stats --json)" 'j["sa_tables_answered"]')" 8
+check_class_tables "after the SM restart"
+got=$(twin_path "$(host "$name" Hca3 gid)" --service-id 0x106C350 --qos-class 9)
+expect_eq "after SM restart: kernel twin, class 9 to Hca3: SL" "$(jq_py "$got" 'j["sl"]')" 1
 pass "after an SM restart the policy's SLs still hold"
