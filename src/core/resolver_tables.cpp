@@ -112,8 +112,9 @@ bool Resolver::Impl::park_for_table(JobId id, const Pending& p) {
   if (!table && (table = scheduler.add_class_table(job.key.qos))) cancel(table->want(now()));  // the class's first resolve
   if (!table || !table->awaited()) return false;
   const TimePoint until = p.deadline - SaScheduler::kTableWaitReserve;
-  if (until <= now()) return false;
-  if (table->held()) {  // a probe found the SA's queue long: by GET now, at the late pace
+  // A request that cannot wait for the table, or whose table a probe found the SA's queue too long
+  // for: by GET now, at the late pace (the pacer would read the subnet's tables as congestion).
+  if (until <= now() || table->held()) {
     enqueue_late(id);
     return true;
   }
@@ -127,7 +128,7 @@ void Resolver::Impl::shorten_table_wait(JobId id, const Pending& p) {
   Job& job = jobs.at(id);
   const TimePoint until = p.deadline - SaScheduler::kTableWaitReserve;
   if (until >= job.retry_at) return;
-  if (until <= now()) return enqueue(id, Traffic::waited);
+  if (until <= now()) return enqueue_late(id);
   job.retry_at = until;
   scheduler.retry_at(until, id);
 }

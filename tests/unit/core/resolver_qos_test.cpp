@@ -193,6 +193,20 @@ TEST_F(ResolverQosTest, AShortDeadlineGoesByGetAndStillBringsItsClassTable) {
   EXPECT_EQ(sink.tables_sent.back().qos_class, std::optional<std::uint16_t>{4});
 }
 
+// The class's table will bring the path, and behind the subnet's tables the pacer would read the
+// SA's queue as congestion: a resolve that cannot wait for the table goes at the late pace, held
+// by neither the pacer's window nor its gaps, as a request after its wait for the table does.
+TEST_F(ResolverQosTest, AResolveThatCannotWaitForItsTableIsNotHeldByThePacersWindow) {
+  answer_table({good_path(remote_gid(1), 101)});
+  resolve_gid(remote_gid(5), with_service(kIser));  // fills the pacer's first window of one
+  ASSERT_EQ(sink.sent.size(), 1u);
+  resolve_gid(remote_gid(1), gold(2s));
+  ASSERT_EQ(sink.sent.size(), 2u);
+  EXPECT_EQ(sink.sent.back().qos_class, std::optional<std::uint16_t>{4});
+  resolve_gid(remote_gid(6), with_service(kIser));  // no table brings it: the window holds it
+  EXPECT_EQ(sink.sent.size(), 2u);
+}
+
 TEST_F(ResolverQosTest, AnSmChangeAsksEachClassTableAgainOnce) {
   answer_table({good_path(remote_gid(1), 101)});
   resolve_gid(remote_gid(1), gold());
