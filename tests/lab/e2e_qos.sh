@@ -81,11 +81,11 @@ PY
 
 # --- native socket: each query as saquery asks it, a miss then a hit
 cases=("" "--service_id 0x1060CBC" "--service_id 0x1064E51" "--service_id 0x1000000000000180" "--qos_class 4"
-       "--pkey 0x8002" "--qos_class 9" "--qos_class 2")
+       "--pkey 0x8002" "--qos_class 9" "--qos_class 2" "--service_id 0x1060CBC --qos_class 4")
 ibat_args() {  # saquery's options as ibat resolve's
   sed -e 's/--service_id/--service-id/; s/--qos_class/--qos-class/' <<<"$1"
 }
-want_sl=(0 3 5 6 4 7 0 0)
+want_sl=(0 3 5 6 4 7 0 0 4)  # iSER with class 4: OpenSM's qos-match-rules come before its qos-ulps
 for dest in "${dests[@]}"; do
   dgid=$(host "$name" $dest gid)
   for i in "${!cases[@]}"; do
@@ -112,10 +112,10 @@ pass "native: ${#dests[@]} destinations x ${#cases[@]} queries equal saquery, mi
 # --- Each QoS class came in a GetTable of its own (OpenSM answers it by the class's rules, the port
 # group's included): every host's path of the class (its own too) is the table's, and the port asked
 # four tables, the default paths' and those of classes 4, 9 and 2.
-# class_paths TAG CLASS: "DGID=SL/ORIGIN ..." of the class's entries, sorted.
+# class_paths TAG CLASS: "DGID=SL/ORIGIN ..." of the class's entries (the class alone), sorted.
 class_paths() {
   cli "$1" paths --json | python3 -c 'import json, sys
-print(" ".join(sorted("%s=%s/%s" % (p["dgid"], p["sl"], p["origin"]) for p in json.load(sys.stdin) if p.get("qos_class") == int(sys.argv[1]))))' "$2"
+print(" ".join(sorted("%s=%s/%s" % (p["dgid"], p["sl"], p["origin"]) for p in json.load(sys.stdin) if p.get("qos_class") == int(sys.argv[1]) and "service_id" not in p)))' "$2"
 }
 # want_class CLASS SL [HOST SL]: what class_paths says when every host's SL is SL (HOST's the other)
 want_class() {
@@ -129,6 +129,9 @@ check_class_tables() {  # check_class_tables WHEN
   expect_eq "class-2 paths $1 (no rule): the default SL" "$(class_paths d 2)" "$(want_class 2 0)"
 }
 check_class_tables "after the first resolves"
+# A listed ServiceID with a class is keyed by both, and asked by GET with both.
+expect_eq "iSER with class 4: cached apart, by GET" "$(cli d paths --json | python3 -c 'import json, sys
+print(sorted({p["origin"] for p in json.load(sys.stdin) if p.get("qos_class") == 4 and p.get("service_id") == "0x1060cbc"}))')" "['sa-get']"
 expect_eq "GetTables answered (the default paths' and classes 4, 9, 2)" \
   "$(jq_py "$(cli d stats --json)" 'j["sa_tables_answered"]')" 4
 
