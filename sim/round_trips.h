@@ -1,20 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// The round trips each simulated ibatd's MadRequester has measured (fabric/round_trip_estimate.h),
-// so that the simulated MADs wait as long as the real ones: per node, the SA's (GETs, trap
-// subscriptions, broadcast-group reads) and the SM's (SMInfo), apart as MadRequester keeps them by
-// management class. A sample is an answer to a request's first attempt (Karn); a timer that fired
-// backs the floor off (RoundTripEstimate::on_timeout) until the next sample. GetTables are no
-// sample of either (MadRequester::times_round_trip): each kind has its own fabric::TableTimer, as
-// MadRequester keeps one per attribute, raised to the SA's floor besides.
+// The MAD timers of each simulated ibatd: one fabric::MadTimers per node, the object its
+// MadRequester keeps, fed the simulated MADs' attempts, answers and timeouts, so that they wait as
+// long as the real ones (the policy composition and Karn's sample rule are MadTimers'). The sim
+// names the managers and the kinds of GetTable (Manager, TableKind) where ibatd has management
+// classes and attributes; MadTimers only tells them apart. One SM, at one LID throughout.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <vector>
 
+#include "fabric/mad_timers.h"
 #include "fabric/retry_policy.h"
-#include "fabric/round_trip_estimate.h"
-#include "fabric/table_timer.h"
 #include "sim/mad_attempts.h"
 
 namespace ibat::sim {
@@ -27,57 +23,54 @@ enum class TableKind : std::uint8_t { paths = 0, switches = 1, size = 2 };
 class RoundTrips {
  public:
   // `follow` false: every policy stays as given (Scenario::mad_timers_follow_rtt).
-  RoundTrips(std::uint32_t nodes, bool follow) : estimates_(nodes), tables_(nodes), follow_(follow) {}
+  RoundTrips(std::uint32_t nodes, bool follow) : timers_(nodes), follow_(follow) {}
 
   // `policy` as MadRequester applies it to an attempt of `node` to `manager`.
   fabric::RetryPolicy applied_to(std::uint32_t node, Manager manager, const fabric::RetryPolicy& policy) const {
-    return follow_ ? estimate(node, manager).applied_to(policy) : policy;
+    return follow_ ? timers_[node].policy_now(request(manager), policy) : policy;
   }
-  // The answer (at `answer_ns`) to a single-MAD request `mad` of `node` (not a GetTable): a sample
-  // if it answered the first attempt.
+  // The answer (at `answer_ns`) to a single-MAD request `mad` of `node` (not a GetTable).
   void on_answer(std::uint32_t node, Manager manager, const MadAttempts& mad, std::int64_t answer_ns) {
-    if (mad.attempt() == 0) at(node, manager).on_sample(core::Duration(answer_ns - mad.sent_ns()));
+    timers_[node].on_answer(request(manager), mad.attempt(), core::Duration(answer_ns - mad.sent_ns()), 0);
   }
   // The running attempt of `mad` timed out at `now_ns` (before next_attempt()).
   void on_timeout(std::uint32_t node, Manager manager, const MadAttempts& mad, std::int64_t now_ns) {
-    at(node, manager).on_timeout(core::Duration(now_ns - mad.sent_ns()));
+    timers_[node].on_timeout(request(manager), core::Duration(now_ns - mad.sent_ns()));
   }
   // `policy` as MadRequester applies it to an attempt of a `kind` GetTable of `node`.
   fabric::RetryPolicy table_policy(std::uint32_t node, TableKind kind, const fabric::RetryPolicy& policy) const {
-    if (!follow_) return policy;
-    const fabric::RoundTripEstimate& sa = estimate(node, Manager::sa);
-    return table(node, kind).applied_to(sa.applied_to(policy), sa.srtt());
+    return follow_ ? timers_[node].policy_now(request(kind), policy) : policy;
   }
-  // The answer (at `answer_ns`) to GetTable `mad` of `node`, `records` long: a sample if it
-  // answered the first attempt.
+  // The answer (at `answer_ns`) to GetTable `mad` of `node`, `records` long.
   void on_table_answer(std::uint32_t node, TableKind kind, const MadAttempts& mad, std::int64_t answer_ns,
                        std::size_t records) {
-    if (mad.attempt() == 0) on_table_sample(node, kind, core::Duration(answer_ns - mad.sent_ns()), records);
+    timers_[node].on_answer(request(kind), mad.attempt(), core::Duration(answer_ns - mad.sent_ns()), records);
   }
   // A `kind` GetTable of `node`, `records` long, answered at its first attempt `rtt` after it went.
   void on_table_sample(std::uint32_t node, TableKind kind, core::Duration rtt, std::size_t records) {
-    table_at(node, kind).on_sample(rtt, records, estimate(node, Manager::sa).srtt());
+    timers_[node].on_answer(request(kind), 0, rtt, records);
   }
   // The running attempt of GetTable `mad` timed out at `now_ns` (before next_attempt()).
   void on_table_timeout(std::uint32_t node, TableKind kind, const MadAttempts& mad, std::int64_t now_ns) {
-    table_at(node, kind).on_timeout(core::Duration(now_ns - mad.sent_ns()));
-  }
-  const fabric::TableTimer& table(std::uint32_t node, TableKind kind) const {
-    return tables_[node][static_cast<std::size_t>(kind)];
-  }
-  const fabric::RoundTripEstimate& estimate(std::uint32_t node, Manager manager) const {
-    return estimates_[node][static_cast<std::size_t>(manager)];
+    timers_[node].on_timeout(request(kind), core::Duration(now_ns - mad.sent_ns()));
   }
 
  private:
-  fabric::RoundTripEstimate& at(std::uint32_t node, Manager manager) {
-    return estimates_[node][static_cast<std::size_t>(manager)];
+  static constexpr core::Lid kSmLid{1};  // any LID: the simulated SM and SA never move
+
+  static fabric::TimedRequest request(Manager manager) {
+    return {.remote = true, .mgmt_class = static_cast<std::uint8_t>(manager), .attr_id = 0, .table = false, .dlid = kSmLid};
+  }
+  // A GetTable goes to the SA, its queue the SA's GETs' round trip.
+  static fabric::TimedRequest request(TableKind kind) {
+    return {.remote = true,
+            .mgmt_class = static_cast<std::uint8_t>(Manager::sa),
+            .attr_id = static_cast<std::uint16_t>(kind),
+            .table = true,
+            .dlid = kSmLid};
   }
 
-  fabric::TableTimer& table_at(std::uint32_t node, TableKind kind) { return tables_[node][static_cast<std::size_t>(kind)]; }
-
-  std::vector<std::array<fabric::RoundTripEstimate, 2>> estimates_;
-  std::vector<std::array<fabric::TableTimer, 3>> tables_;
+  std::vector<fabric::MadTimers> timers_;
   bool follow_;
 };
 

@@ -9,17 +9,6 @@
 #include "wire/byte_order.h"
 
 namespace ibat::fabric {
-namespace {
-
-std::uint32_t round_trip_key(std::uint8_t mgmt_class, core::Lid dlid) {
-  return static_cast<std::uint32_t>(mgmt_class) << 16 | dlid.value;
-}
-
-std::uint32_t table_timer_key(std::uint16_t attr_id, core::Lid dlid) {
-  return static_cast<std::uint32_t>(attr_id) << 16 | dlid.value;
-}
-
-}  // namespace
 
 struct MadRequester::Outstanding {
   Outstanding(asio::io_context& loop) : timer(loop) {}
@@ -56,16 +45,6 @@ MadRequester::Handle MadRequester::submit(OutgoingMad request, const MadExpectat
   return tid;
 }
 
-const RoundTripEstimate* MadRequester::round_trip(std::uint8_t mgmt_class, core::Lid dlid) const {
-  const auto it = round_trips_.find(round_trip_key(mgmt_class, dlid));
-  return it == round_trips_.end() ? nullptr : &it->second;
-}
-
-const TableTimer* MadRequester::table_timer(std::uint16_t attr_id, core::Lid dlid) const {
-  const auto it = table_timers_.find(table_timer_key(attr_id, dlid));
-  return it == table_timers_.end() ? nullptr : &it->second;
-}
-
 bool MadRequester::cancel(Handle handle) { return outstanding_.erase(handle) > 0; }
 
 void MadRequester::retarget(MadRoute route, core::Lid dlid) {
@@ -74,30 +53,12 @@ void MadRequester::retarget(MadRoute route, core::Lid dlid) {
   }
 }
 
-// A single-MAD request to another LID times its manager's round trip (and backs it off on a
-// timeout); a GetTable's (RMPP) answer carries its own records' work and transfer, and its long
-// timer firing says more of an SA gone than of its queue.
-bool MadRequester::times_round_trip(const Outstanding& entry) {
-  return entry.request.route != MadRoute::smi_directed && !is_table(entry);
-}
-
-// A GetTable to another LID (the SA) times its kind's records instead (TableTimer).
-bool MadRequester::times_table(const Outstanding& entry) {
-  return entry.request.route != MadRoute::smi_directed && is_table(entry);
-}
-
-bool MadRequester::is_table(const Outstanding& entry) { return entry.expect.method == mad::method::kGetTableResp; }
-
-// The request's policy, its timers raised to its manager's round trip as measured now, and a
-// GetTable's to its kind's TableTimer besides.
-RetryPolicy MadRequester::policy_now(const Outstanding& entry) const {
-  if (entry.request.route == MadRoute::smi_directed) return entry.policy;
-  const auto rtt = round_trips_.find(round_trip_key(entry.expect.mgmt_class, entry.request.dlid));
-  RetryPolicy policy = rtt == round_trips_.end() ? entry.policy : rtt->second.applied_to(entry.policy);
-  if (!is_table(entry)) return policy;
-  const auto table = table_timers_.find(table_timer_key(entry.expect.attr_id, entry.request.dlid));
-  const core::Duration queue = rtt == round_trips_.end() ? core::Duration::zero() : rtt->second.srtt();
-  return table == table_timers_.end() ? policy : table->second.applied_to(policy, queue);
+TimedRequest MadRequester::timed(const Outstanding& entry) {
+  return {.remote = entry.request.route != MadRoute::smi_directed,
+          .mgmt_class = entry.expect.mgmt_class,
+          .attr_id = entry.expect.attr_id,
+          .table = entry.expect.method == mad::method::kGetTableResp,
+          .dlid = entry.request.dlid};
 }
 
 // How long the kernel should match answers to this attempt: until the last attempt can end (its
@@ -110,7 +71,7 @@ std::uint32_t MadRequester::kernel_wait_ms(const RetryPolicy& policy, std::uint3
 }
 
 void MadRequester::send_attempt(Outstanding& entry) {
-  const RetryPolicy policy = policy_now(entry);
+  const RetryPolicy policy = timers_.policy_now(timed(entry), entry.policy);
   const core::Duration timeout =
       policy.attempt_timeout(entry.attempt, std::uniform_real_distribution<double>(-1.0, 1.0)(rng_));
   entry.request.timeout_ms = kernel_wait_ms(policy, entry.attempt);
@@ -134,9 +95,7 @@ void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
   const MadRoute route = entry.request.route;
   const core::Lid dlid = entry.request.dlid;
   const core::TimePoint attempt_sent = entry.attempt_sent;
-  const core::Duration fired = core::SteadyClock{}.now() - entry.attempt_sent;
-  if (times_round_trip(entry)) round_trips_[round_trip_key(entry.expect.mgmt_class, dlid)].on_timeout(fired);
-  if (times_table(entry)) table_timers_[table_timer_key(entry.expect.attr_id, dlid)].on_timeout(fired);
+  timers_.on_timeout(timed(entry), core::SteadyClock{}.now() - entry.attempt_sent);
   if (entry.attempt < entry.policy.retries) {
     ++entry.attempt;
     ++counters_.retries;
@@ -175,16 +134,10 @@ bool MadRequester::on_receive(const ReceivedMad& mad) {
     ++counters_.invalid_responses;  // keep waiting: the real answer may still come
     return true;
   }
-  // Karn: only an answer to the first attempt times the round trip (or a table's records).
-  if (entry.attempt == 0 && times_round_trip(entry)) {
-    round_trips_[round_trip_key(entry.expect.mgmt_class, entry.request.dlid)].on_sample(now - entry.attempt_sent);
-  }
-  if (entry.attempt == 0 && times_table(entry)) {
-    const RoundTripEstimate* rtt = round_trip(entry.expect.mgmt_class, entry.request.dlid);
-    const std::size_t records = mad::sa_table_records(std::span<const std::uint8_t>(mad.bytes).first(std::min(mad.length, mad.bytes.size())));
-    table_timers_[table_timer_key(entry.expect.attr_id, entry.request.dlid)].on_sample(
-        now - entry.attempt_sent, records, rtt ? rtt->srtt() : core::Duration::zero());
-  }
+  const TimedRequest request = timed(entry);
+  const std::size_t records =
+      request.table ? mad::sa_table_records(std::span<const std::uint8_t>(mad.bytes).first(std::min(mad.length, mad.bytes.size()))) : 0;
+  timers_.on_answer(request, entry.attempt, now - entry.attempt_sent, records);
   AnswerHandler on_answer = std::move(it->second->on_answer);
   outstanding_.erase(it);
   const MadAnswer answer{*header, mad.bytes, mad.length};

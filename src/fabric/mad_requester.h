@@ -5,7 +5,8 @@
 // own per-attempt timer (umad2sim ignores umad_send's timeout/retries) and resends with exponential
 // backoff and jitter. Each remote manager's timers follow its round trip (RoundTripEstimate: at
 // least twice its smoothed answer time), so a queue at the SA is waited for, not resent into; each
-// kind of GetTable's follow the records the SA computes for it as well (TableTimer). Late,
+// kind of GetTable's follow the records the SA computes for it as well (TableTimer); MadTimers
+// composes them and takes the samples, the rule ibat-sim runs too. Late,
 // duplicate and invalid responses are dropped and counted.
 // Runs on the owner's asio loop thread only.
 #pragma once
@@ -23,6 +24,7 @@
 
 #include "core/clock.h"
 #include "fabric/mad_io.h"
+#include "fabric/mad_timers.h"
 #include "fabric/retry_policy.h"
 #include "fabric/round_trip_estimate.h"
 #include "fabric/table_timer.h"
@@ -85,9 +87,11 @@ class MadRequester {
   const RequesterCounters& counters() const { return counters_; }
   // The round trip of `mgmt_class` requests to `dlid` (the SA's, the SM's); null before any
   // request to it was answered at its first attempt.
-  const RoundTripEstimate* round_trip(std::uint8_t mgmt_class, core::Lid dlid) const;
+  const RoundTripEstimate* round_trip(std::uint8_t mgmt_class, core::Lid dlid) const {
+    return timers_.round_trip(mgmt_class, dlid);
+  }
   // The timer of `attr_id` GetTables to `dlid` (the SA's); null before any was answered or timed out.
-  const TableTimer* table_timer(std::uint16_t attr_id, core::Lid dlid) const;
+  const TableTimer* table_timer(std::uint16_t attr_id, core::Lid dlid) const { return timers_.table_timer(attr_id, dlid); }
 
   // Called on every timed-out attempt to another LID (the SM or SA may have gone): route, DLID,
   // and when the attempt went out. Whether it is a sign of their loss (nothing heard from them
@@ -102,10 +106,7 @@ class MadRequester {
   struct Outstanding;
   void send_attempt(Outstanding& entry);
   void on_timer(Handle handle, std::uint32_t attempt);
-  RetryPolicy policy_now(const Outstanding& entry) const;
-  static bool times_round_trip(const Outstanding& entry);
-  static bool times_table(const Outstanding& entry);
-  static bool is_table(const Outstanding& entry);
+  static TimedRequest timed(const Outstanding& entry);
   static std::uint32_t kernel_wait_ms(const RetryPolicy& policy, std::uint32_t attempt);
 
   asio::io_context& loop_;
@@ -116,11 +117,7 @@ class MadRequester {
   RequesterCounters counters_;
   RemoteTimeoutObserver remote_timeout_observer_;
   AnswerObserver answer_observer_;
-  // Each remote manager's round trip, keyed by management class << 16 | LID: the SM's SMInfo
-  // answers and the SA's queue are apart, though both sit at the SM's LID.
-  std::unordered_map<std::uint32_t, RoundTripEstimate> round_trips_;
-  // Each kind of GetTable's timer, keyed by attribute << 16 | LID.
-  std::unordered_map<std::uint32_t, TableTimer> table_timers_;
+  MadTimers timers_;  // each remote manager's round trip and each kind of GetTable's timer
 };
 
 }  // namespace ibat::fabric
