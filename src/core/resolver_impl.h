@@ -201,6 +201,8 @@ struct Resolver::Impl final : SaScheduler::Jobs {
   void cancel(const std::vector<QueryId>& queries);  // the table's, through the outbox
   // An in-use window needs the subnet's size: a table of a subnet of unknown size asks it first.
   bool window_needs_size() const { return policy.in_use_window_paths_per_s > 0; }
+  // Only the default paths' table asks the size; a QoS class's waits as long after a LID move.
+  bool table_needs_size(const SubnetTable& table) const { return &table == &scheduler.table() && window_needs_size(); }
   // While a GetTable is wanted or in flight, the GET revalidation schedule waits for it.
   bool awaiting_table() const { return scheduler.tables_awaited(); }
   bool port_usable() const { return port && port_active && !port->gid.is_zero(); }

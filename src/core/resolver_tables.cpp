@@ -39,10 +39,9 @@ void Resolver::Impl::send_table() {
 }
 
 // The table says what goes; a probe goes to the sink here, not through the outbox: a sink that
-// cannot probe opens the gate at once, and the table goes in the same tick. Only the default
-// paths' table asks the subnet's size; every table waits as long after a LID move.
+// cannot probe opens the gate at once, and the table goes in the same tick.
 void Resolver::Impl::send_table(SubnetTable& table) {
-  const bool needs_size = &table == &scheduler.table() && window_needs_size();
+  const bool needs_size = table_needs_size(table);
   while (true) {
     const Duration hold =
         scheduler.in_use().table_hold(table.wanted_at(), table.subnet_size(), policy.in_use_window_paths_per_s);
@@ -68,8 +67,7 @@ void Resolver::Impl::send_table(SubnetTable& table) {
 std::optional<TimePoint> Resolver::Impl::table_wakeup() const {
   std::optional<TimePoint> next;
   scheduler.for_each_table([&](const SubnetTable& t) {
-    const bool needs_size = &t == &scheduler.table() && window_needs_size();
-    if (auto at = t.wakeup(now(), port_usable(), needs_size); at && (!next || *at < *next)) next = at;
+    if (auto at = t.wakeup(now(), port_usable(), table_needs_size(t)); at && (!next || *at < *next)) next = at;
   });
   return next;
 }

@@ -58,6 +58,7 @@ void PathTableWriter::kill_slot(std::uint32_t slot) {
   s.seq.store(seq + 1, kRelaxed);
   s.key_bits.store(0, kRelease);
   s.seq.store(seq + 2, kRelease);
+  --size_;
 }
 
 TableKey PathTableWriter::key_in(std::uint32_t slot) const {
@@ -118,14 +119,12 @@ bool PathTableWriter::remove(const TableKey& key) {
   const std::optional<std::uint32_t> slot = find(key);
   if (!slot) return false;
   kill_slot(*slot);
-  --size_;
   return true;
 }
 
 bool PathTableWriter::remove_if_expiry(std::uint32_t slot, std::uint64_t expiry) {
   if (expiry_in(slot) != expiry) return false;
   kill_slot(slot);
-  --size_;
   return true;
 }
 

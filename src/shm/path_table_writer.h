@@ -71,7 +71,7 @@ class PathTableWriter {
   bool insert(const TableKey& key, const SlotPath& path, std::uint64_t produced_ms, std::uint64_t expiry);
   void write_slot(std::uint32_t slot, const TableKey& key, const SlotPath& path, std::uint64_t produced_ms,
                   std::uint64_t expiry);
-  void kill_slot(std::uint32_t slot);
+  void kill_slot(std::uint32_t slot);  // unpublishes a live slot's path (size_ too)
 
   TableHeader* header_;
   TableSlot* slots_;

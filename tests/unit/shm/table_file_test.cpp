@@ -46,6 +46,25 @@ struct TableFileTest : ::testing::Test {
     EXPECT_TRUE(table) << error;
     return std::move(*table);
   }
+  // After a move (grow or shrink): `old`'s reader learns of it and finds nothing; the file now
+  // maps a table of `slots` slots with the defaults' P_Key and paths 0 to `paths` - 1
+  // (path_of(n, 2)). Returns that mapping.
+  MappedTable expect_moved(const MappedTable& old, std::uint32_t slots, std::uint32_t paths) const {
+    EXPECT_TRUE(old.reader.moved());
+    EXPECT_FALSE(old.reader.lookup(key_of(3))) << "the old table is emptied";
+    MappedTable now = map();
+    EXPECT_EQ(now.reader.slot_count(), slots);
+    EXPECT_FALSE(now.reader.moved());
+    EXPECT_EQ(now.reader.defaults().pkey, 0xFFFF);
+    for (std::uint32_t n = 0; n < paths; ++n) {
+      auto hit = now.reader.lookup(key_of(n));
+      EXPECT_TRUE(hit) << n;
+      if (hit) {
+        EXPECT_EQ(hit->path.decode(), path_of(n, 2));
+      }
+    }
+    return now;
+  }
 };
 
 TEST_F(TableFileTest, ANewTableUsesOnlyThePagesOfItsHeaderAndItsPaths) {
@@ -71,17 +90,7 @@ TEST_F(TableFileTest, AReaderOfTheOldTableLearnsOfTheLargerOneAndFindsEveryPathT
   EXPECT_EQ(file->writer().slot_count(), 32u);
   EXPECT_EQ(file->writer().size(), 8u);
   EXPECT_NE(old.reader.generation(), generation);
-  EXPECT_TRUE(old.reader.moved());
-  EXPECT_FALSE(old.reader.lookup(key_of(3))) << "the old table is emptied";
-  MappedTable grown = map();
-  EXPECT_EQ(grown.reader.slot_count(), 32u);
-  EXPECT_FALSE(grown.reader.moved());
-  EXPECT_EQ(grown.reader.defaults().pkey, 0xFFFF);
-  for (std::uint32_t n = 0; n < 8; ++n) {
-    auto hit = grown.reader.lookup(key_of(n));
-    ASSERT_TRUE(hit) << n;
-    EXPECT_EQ(hit->path.decode(), path_of(n, 2));
-  }
+  expect_moved(old, 32, 8);
   struct stat st {};
   ASSERT_EQ(::stat((path + ".new").c_str(), &st), -1) << "no temporary file left";
 }
@@ -117,16 +126,10 @@ TEST_F(TableFileTest, ATableMostlyEmptiedMovesToASmallerOneWithItsPathsAndItsRea
   ASSERT_TRUE(file->shrink(error)) << error;
   EXPECT_EQ(file->writer().slot_count(), 32u) << "room for twice the 8 paths left";
   EXPECT_EQ(file->writer().size(), 8u);
-  EXPECT_TRUE(old.reader.moved());
-  EXPECT_FALSE(old.reader.lookup(key_of(3))) << "the old table is emptied";
-  MappedTable smaller = map();
-  EXPECT_EQ(smaller.reader.slot_count(), 32u);
-  EXPECT_FALSE(smaller.reader.moved());
-  EXPECT_EQ(smaller.reader.defaults().pkey, 0xFFFF);
+  MappedTable smaller = expect_moved(old, 32, 8);
   for (std::uint32_t n = 0; n < 8; ++n) {
     auto hit = smaller.reader.lookup(key_of(n));
     ASSERT_TRUE(hit) << n;
-    EXPECT_EQ(hit->path.decode(), path_of(n, 2));
     EXPECT_EQ(file->writer().expiry_in(hit->slot), 700u + n);
   }
   EXPECT_FALSE(smaller.reader.lookup(key_of(8)));
