@@ -6,9 +6,9 @@
 
 namespace ibat::core {
 
-SaAdmission::SaAdmission(const Policy& policy, TimePoint now, std::uint64_t seed)
+SaAdmission::SaAdmission(const Policy& policy, TimePoint now, std::uint64_t seed, const SaRoundTrip& sa)
     : max_inflight_(policy.sa_max_inflight), adaptive_(policy.sa_adaptive),
-      bucket_(policy.sa_rate, policy.sa_burst, now), pacer_(policy.sa_max_inflight, seed) {}
+      bucket_(policy.sa_rate, policy.sa_burst, now), pacer_(sa, policy.sa_max_inflight, seed) {}
 
 void SaAdmission::configure(const Policy& policy, TimePoint now) {
   max_inflight_ = policy.sa_max_inflight;

@@ -40,7 +40,8 @@ struct SendLoad {
 
 class SaAdmission {
  public:
-  SaAdmission(const Policy& policy, TimePoint now, std::uint64_t seed);
+  // `sa`: the port's estimate of the SA, which its pacer reads.
+  SaAdmission(const Policy& policy, TimePoint now, std::uint64_t seed, const SaRoundTrip& sa);
   void configure(const Policy& policy, TimePoint now);  // SIGHUP: the bucket keeps its tokens
 
   // Whether a queued GET of `kind` is picked ahead of the kinds below it now: a late GET is not

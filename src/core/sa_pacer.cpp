@@ -15,8 +15,8 @@ Duration from_seconds(double s) {
 
 }  // namespace
 
-SaPacer::SaPacer(std::uint32_t max_window, std::uint64_t seed)
-    : max_window_(max_window), prng_(seed) {
+SaPacer::SaPacer(const SaRoundTrip& sa, std::uint32_t max_window, std::uint64_t seed)
+    : sa_(sa), max_window_(max_window), prng_(seed) {
   clamp();
 }
 
@@ -33,21 +33,12 @@ std::uint32_t SaPacer::allowed_inflight() const {
 }
 
 void SaPacer::on_send(TimePoint now) {
-  const double gap_s = std::min(seconds(srtt_) / window_, seconds(kMaxGap)) * (0.5 + prng_.uniform01());
+  const double gap_s = std::min(seconds(sa_.srtt()) / window_, seconds(kMaxGap)) * (0.5 + prng_.uniform01());
   next_send_ = now + from_seconds(gap_s);
 }
 
 void SaPacer::on_answer(TimePoint sent, TimePoint now) {
-  const Duration rtt = std::max(Duration::zero(), now - sent);
-  if (!have_rtt_) {
-    have_rtt_ = true;
-    srtt_ = rtt;
-    min_rtt_ = rtt;
-  } else {
-    srtt_ += (rtt - srtt_) / 8;
-    min_rtt_ = std::min(min_rtt_, rtt);
-  }
-  const double delay = seconds(rtt - min_rtt_);
+  const double delay = seconds(sa_.queue(std::max(Duration::zero(), now - sent)));
   round_delay_s_ = delay_samples_ == 0 ? delay : std::min(round_delay_s_, delay);
   ++delay_samples_;
   if (now >= round_end_) end_round(now);
@@ -64,7 +55,6 @@ void SaPacer::restart(TimePoint now) {
 }
 
 void SaPacer::on_loss(TimePoint sent, TimePoint now) {
-  if (!have_rtt_) srtt_ = std::max(srtt_, now - sent);
   if (sent < last_cut_) return;
   window_ *= 0.5;
   clamp();
@@ -79,7 +69,7 @@ void SaPacer::end_round(TimePoint now) {
   if (delay_samples_ > 0) {
     const double delay = round_delay_s_;
     const double target = seconds(kSaQueueTarget);
-    const double base = seconds(min_rtt_);
+    const double base = seconds(sa_.base());
     if (delay > target) {
       window_ *= std::max(0.5, 1.0 - kDelayBeta * (delay - target) / delay);
     } else if (delay <= target / 10) {
@@ -96,7 +86,7 @@ void SaPacer::end_round(TimePoint now) {
 void SaPacer::start_round(TimePoint now) {
   round_delay_s_ = 0;
   delay_samples_ = 0;
-  round_end_ = now + srtt_;
+  round_end_ = now + sa_.srtt();
 }
 
 }  // namespace ibat::core

@@ -3,8 +3,8 @@
 // queries in flight that the SA's own answers steer, so that thousands of nodes share one SA
 // without knowing how many they are. OpenSM never answers BUSY and drops silently only after 10 s
 // of queueing, so the signals are the round-trip time (its growth over the smallest seen is the
-// SA's queue) and losses (a timeout after the fabric's MAD resends, or a BUSY, which the fabric
-// reports as a timeout).
+// SA's queue, as the port's one estimate of the SA tells it: core::SaRoundTrip) and losses (a
+// timeout after the fabric's MAD resends, or a BUSY, which the fabric reports as a timeout).
 //
 // Loss halves the window (once for the queries in flight then). Once per round trip, from the
 // smallest queueing delay d of its answers (a standing queue, not one slow answer): d above
@@ -25,6 +25,7 @@
 #include "core/backoff.h"
 #include "core/clock.h"
 #include "core/sa_queue_target.h"
+#include "core/sa_round_trip.h"
 
 namespace ibat::core {
 
@@ -38,43 +39,39 @@ class SaPacer {
   static constexpr Duration kMaxGap = std::chrono::seconds(1);  // the slowest pace, before jitter
   static constexpr double kDelayBeta = 0.8;          // decrease per round trip, x excess / delay
 
+  // `sa`: the port's estimate of the SA, sampled by its owner before each on_answer / on_loss;
   // `max_window`: the in-flight cap (Policy::sa_max_inflight).
-  SaPacer(std::uint32_t max_window, std::uint64_t seed);
+  SaPacer(const SaRoundTrip& sa, std::uint32_t max_window, std::uint64_t seed);
 
   void set_max_window(std::uint32_t max_window);
   // Queries that may be in flight now: floor(window), at least 1, at most max_window.
   std::uint32_t allowed_inflight() const;
   // The earliest time the pace lets the next query go (`now` or earlier: at once).
   TimePoint next_send() const { return next_send_; }
-  // A query left at `now`: the next one waits srtt / window, jittered (0 before the first answer).
+  // A query left at `now`: the next one waits srtt / window, jittered (0 before the first sample).
   void on_send(TimePoint now);
   // An answer (any SA status but BUSY) to a query sent at `sent`.
   void on_answer(TimePoint sent, TimePoint now);
-  // A query sent at `sent` was lost: timeout after the fabric's resends, or BUSY. Before any
-  // answer, its lifetime stands in for the round trip, so the pace starts from it.
+  // A query sent at `sent` was lost: timeout after the fabric's resends, or BUSY.
   void on_loss(TimePoint sent, TimePoint now);
 
   // A new SM: the losses of the old one's absence (or of the new one's first sweep) say nothing of
   // the new SA's queue. A window cut below kInitialWindow starts there again, the next query may go
-  // now, and losses of queries sent before do not cut it; srtt and the smallest round trip stay.
+  // now, and losses of queries sent before do not cut it; the estimate of the SA stays.
   void restart(TimePoint now);
 
   double window() const { return window_; }
-  Duration srtt() const { return srtt_; }
-  Duration min_rtt() const { return min_rtt_; }
 
  private:
   void end_round(TimePoint now);
   void start_round(TimePoint now);
   void clamp();
 
+  const SaRoundTrip& sa_;
   double max_window_;
   double window_ = kInitialWindow;
   Prng prng_;
   TimePoint next_send_{};
-  Duration srtt_{0};     // smoothed round trip (1/8 gain); 0 until the first answer
-  Duration min_rtt_{0};  // smallest round trip seen: the SA with an empty queue
-  bool have_rtt_ = false;
   // The round in progress: it ends at the first answer after round_end_, or at a loss.
   TimePoint round_end_{};
   double round_delay_s_ = 0;  // the smallest queueing delay of the round's answers

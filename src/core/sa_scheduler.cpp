@@ -9,8 +9,19 @@ namespace ibat::core {
 
 SaScheduler::SaScheduler(const Policy& policy, TimePoint now, std::uint64_t admission_seed, std::uint64_t table_seed)
     : revalidate_per_s_(policy.revalidate_per_s), revalidate_jitter_(policy.revalidate_jitter),
-      in_use_window_paths_per_s_(policy.in_use_window_paths_per_s), admission_(policy, now, admission_seed),
+      in_use_window_paths_per_s_(policy.in_use_window_paths_per_s), admission_(policy, now, admission_seed, sa_),
       table_seed_(table_seed), table_(table_seed, policy.expected_subnet_ports) {}
+
+void SaScheduler::on_get_result(TimePoint sent, TimePoint now, bool lost) {
+  if (lost) sa_.on_lost(now - sent);
+  else sa_.on_answer(now - sent);
+  admission_.on_result(sent, now, lost);
+}
+
+void SaScheduler::on_table_lost(TimePoint sent, TimePoint now) {
+  sa_.on_lost(now - sent);
+  admission_.on_table_lost(sent, now);
+}
 
 void SaScheduler::configure(const Policy& policy, TimePoint now) {
   revalidate_per_s_ = policy.revalidate_per_s;

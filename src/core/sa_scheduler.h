@@ -28,6 +28,7 @@
 #include "core/in_use_window.h"
 #include "core/policy.h"
 #include "core/sa_admission.h"
+#include "core/sa_round_trip.h"
 #include "core/subnet_table.h"
 
 namespace ibat::core {
@@ -58,6 +59,8 @@ class SaScheduler {
   static constexpr std::size_t kLateLookahead = 64;
 
   SaScheduler(const Policy& policy, TimePoint now, std::uint64_t admission_seed, std::uint64_t table_seed);
+  SaScheduler(const SaScheduler&) = delete;  // its admission reads its estimate of the SA in place
+  SaScheduler& operator=(const SaScheduler&) = delete;
   void configure(const Policy& policy, TimePoint now);  // SIGHUP: the bucket keeps its tokens
 
   // ---- GETs ----
@@ -70,10 +73,11 @@ class SaScheduler {
   std::optional<JobId> next_get(TimePoint now, std::size_t inflight, const Jobs& jobs);
   // The earliest time a queued GET may go (outdated items make it at worst a tick too early).
   std::optional<TimePoint> get_wakeup(TimePoint now, std::size_t inflight, const Jobs& jobs) const;
-  // A GET sent at `sent` was answered, or `lost` (a timeout after the fabric's resends, or BUSY).
-  void on_get_result(TimePoint sent, TimePoint now, bool lost) { admission_.on_result(sent, now, lost); }
+  // A GET sent at `sent` was answered, or `lost` (a timeout after the fabric's resends, or BUSY):
+  // a sample of the port's estimate of the SA, then the admission's signal.
+  void on_get_result(TimePoint sent, TimePoint now, bool lost);
   // A GetTable sent at `sent` was lost: the SA's overload signal as much as a lost GET.
-  void on_table_lost(TimePoint sent, TimePoint now) { admission_.on_table_lost(sent, now); }
+  void on_table_lost(TimePoint sent, TimePoint now);
   void on_sm_changed(TimePoint now) { admission_.on_sm_changed(now); }
 
   // ---- when a job's GET may be queued again: after its backoff, or at the end of its wait for the table ----
@@ -137,6 +141,7 @@ class SaScheduler {
   const InUseWindow& in_use() const { return in_use_; }
 
   std::uint32_t window() const { return admission_.window(); }  // Stats::sa_window
+  const SaRoundTrip& sa() const { return sa_; }  // the port's one estimate of the SA
   std::uint64_t lone_wait_max() const { return waited_.lone_wait_max(); }
   std::size_t queued() const;  // items in all queues, dead ones included
 
@@ -161,6 +166,7 @@ class SaScheduler {
   double revalidate_per_s_;
   Duration revalidate_jitter_;
   double in_use_window_paths_per_s_;
+  SaRoundTrip sa_;  // before admission_, which reads it
   SaAdmission admission_;
   std::uint64_t table_seed_;
   SubnetTable table_;

@@ -31,7 +31,8 @@ bool send(SaAdmission& a, Traffic kind, const SendLoad& load, TimePoint now) {
 }
 
 TEST(SaAdmission, TheWindowCapsWhatIsInFlight) {
-  SaAdmission a(policy(), at(0s), 1);
+  SaRoundTrip sa;  // the port's estimate of the SA, sampled as the SaScheduler does
+  SaAdmission a(policy(), at(0s), 1, sa);
   ASSERT_EQ(a.window(), 1u);  // the pacer starts with one query in flight
   EXPECT_TRUE(a.earliest(Traffic::waited, {.inflight = 0}, at(0s)).has_value());
   EXPECT_FALSE(a.earliest(Traffic::waited, {.inflight = 1}, at(0s)).has_value());
@@ -39,10 +40,12 @@ TEST(SaAdmission, TheWindowCapsWhatIsInFlight) {
 }
 
 TEST(SaAdmission, ThePaceHoldsTheNextGetAfterAnAnswer) {
-  SaAdmission a(policy(), at(0s), 1);
+  SaRoundTrip sa;
+  SaAdmission a(policy(), at(0s), 1, sa);
   TimePoint now = at(1s);
   ASSERT_TRUE(send(a, Traffic::waited, {}, now));
   now += 10ms;
+  sa.on_answer(10ms);
   a.on_result(now - 10ms, now, false);  // srtt 10 ms: the next waits about that
   ASSERT_TRUE(send(a, Traffic::waited, {}, now));
   const auto next = a.earliest(Traffic::waited, {}, now);
@@ -54,7 +57,8 @@ TEST(SaAdmission, ThePaceHoldsTheNextGetAfterAnAnswer) {
 TEST(SaAdmission, TheTokenBucketBoundsEveryKind) {
   Policy p = policy(64, 10, 2);
   p.sa_adaptive = false;  // the bucket alone
-  SaAdmission a(p, at(0s), 1);
+  SaRoundTrip sa;
+  SaAdmission a(p, at(0s), 1, sa);
   const TimePoint now = at(0s);
   EXPECT_TRUE(send(a, Traffic::waited, {}, now));
   EXPECT_TRUE(send(a, Traffic::background, {}, now));
@@ -67,10 +71,12 @@ TEST(SaAdmission, TheTokenBucketBoundsEveryKind) {
 }
 
 TEST(SaAdmission, ALateGetGoesWhenItIsDueWhateverThePacerSays) {
-  SaAdmission a(policy(4), at(0s), 1);
+  SaRoundTrip sa;
+  SaAdmission a(policy(4), at(0s), 1, sa);
   TimePoint now = at(1s);
   ASSERT_TRUE(send(a, Traffic::waited, {}, now));
   now += 2s;
+  sa.on_answer(2s);
   a.on_result(now - 2s, now, false);  // srtt 2 s: the pacer's next GET waits about that
   ASSERT_TRUE(send(a, Traffic::waited, {}, now));
   const TimePoint paced = *a.earliest(Traffic::waited, {.inflight = 0}, now);
@@ -92,9 +98,11 @@ TEST(SaAdmission, ALateGetGoesWhenItIsDueWhateverThePacerSays) {
 }
 
 TEST(SaAdmission, AnSmChangeLetsTheNextGetGoAtOnce) {
-  SaAdmission a(policy(), at(0s), 1);
+  SaRoundTrip sa;
+  SaAdmission a(policy(), at(0s), 1, sa);
   TimePoint now = at(1s);
   ASSERT_TRUE(send(a, Traffic::waited, {}, now));
+  sa.on_lost(2s);
   a.on_result(now - 2s, now, true);  // lost: its lifetime stands in for the round trip
   ASSERT_TRUE(send(a, Traffic::waited, {}, now));
   ASSERT_GT(*a.earliest(Traffic::waited, {}, now), now);
@@ -105,7 +113,8 @@ TEST(SaAdmission, AnSmChangeLetsTheNextGetGoAtOnce) {
 TEST(SaAdmission, AReloadKeepsTheTokensAndTakesTheNewCap) {
   Policy p = policy(64, 1, 1);
   p.sa_adaptive = false;
-  SaAdmission a(p, at(0s), 1);
+  SaRoundTrip sa;
+  SaAdmission a(p, at(0s), 1, sa);
   ASSERT_TRUE(send(a, Traffic::waited, {}, at(0s)));
   p.sa_max_inflight = 2;
   p.sa_burst = 5;

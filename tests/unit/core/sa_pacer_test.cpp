@@ -15,21 +15,40 @@ using namespace std::chrono_literals;
 
 TimePoint at(Duration d) { return TimePoint{d}; }
 
+// A pacer with the port's estimate of the SA, sampled before each answer or loss as the
+// SaScheduler samples it.
+struct WithEstimate {
+  SaRoundTrip sa;
+};
+struct Paced : WithEstimate, SaPacer {
+  Paced(std::uint32_t max_window, std::uint64_t seed) : SaPacer(sa, max_window, seed) {}
+  void on_answer(TimePoint sent, TimePoint now) {
+    sa.on_answer(now - sent);
+    SaPacer::on_answer(sent, now);
+  }
+  void on_loss(TimePoint sent, TimePoint now) {
+    sa.on_lost(now - sent);
+    SaPacer::on_loss(sent, now);
+  }
+  Duration srtt() const { return sa.srtt(); }
+  Duration min_rtt() const { return sa.base(); }
+};
+
 // One round trip of `rtt` answered at `now`, for a query sent rtt earlier.
-void answer(SaPacer& p, TimePoint& now, Duration rtt) {
+void answer(Paced& p, TimePoint& now, Duration rtt) {
   now += rtt;
   p.on_answer(now - rtt, now);
 }
 
 TEST(SaPacer, StartsWithASmallWindow) {
-  SaPacer p(64, 1);
+  Paced p(64, 1);
   EXPECT_EQ(p.window(), SaPacer::kInitialWindow);
   EXPECT_EQ(p.allowed_inflight(), 1u);
   EXPECT_LE(p.next_send(), at(0s));  // nothing measured yet: no pace
 }
 
 TEST(SaPacer, GrowsWhileTheRoundTripIsFlatAndNothingIsLost) {
-  SaPacer p(64, 1);
+  Paced p(64, 1);
   TimePoint now = at(1s);
   double last = p.window();
   for (int i = 0; i < 12; ++i) {
@@ -42,7 +61,7 @@ TEST(SaPacer, GrowsWhileTheRoundTripIsFlatAndNothingIsLost) {
 }
 
 TEST(SaPacer, LossHalvesTheWindowOnceForTheQueriesInFlight) {
-  SaPacer p(64, 1);
+  Paced p(64, 1);
   TimePoint now = at(1s);
   for (int i = 0; i < 12; ++i) answer(p, now, 1ms);
   ASSERT_EQ(p.window(), 64.0);
@@ -56,7 +75,7 @@ TEST(SaPacer, LossHalvesTheWindowOnceForTheQueriesInFlight) {
 }
 
 TEST(SaPacer, RoundTripGrowthShrinksTheWindow) {
-  SaPacer p(64, 1);
+  Paced p(64, 1);
   TimePoint now = at(1s);
   for (int i = 0; i < 12; ++i) answer(p, now, 1ms);
   ASSERT_EQ(p.window(), 64.0);
@@ -70,7 +89,7 @@ TEST(SaPacer, RoundTripGrowthShrinksTheWindow) {
 // Between target/10 and the target, FAST's update: two nodes that start far apart end with the
 // same window, the one that keeps kQueueShare of their queries in the queue (w x delay / rtt).
 TEST(SaPacer, ModerateQueueingSharesTheSaFairly) {
-  SaPacer small(64, 1), large(64, 2);
+  Paced small(64, 1), large(64, 2);
   TimePoint t1 = at(1s), t2 = at(1s);
   answer(small, t1, 1ms);
   answer(large, t2, 1ms);
@@ -88,7 +107,7 @@ TEST(SaPacer, ModerateQueueingSharesTheSaFairly) {
 // One slow answer in a round is noise (a busy host, a scheduler), not a queue at the SA: the
 // round's smallest delay decides.
 TEST(SaPacer, OneSlowAnswerInARoundIsNotAQueue) {
-  SaPacer p(64, 1);
+  Paced p(64, 1);
   TimePoint now = at(1s);
   for (int i = 0; i < 3; ++i) answer(p, now, 1ms);
   const double before = p.window();
@@ -103,7 +122,7 @@ TEST(SaPacer, OneSlowAnswerInARoundIsNotAQueue) {
 // Every node asking at once makes even the first answers late (here 300 ms): that is no queue
 // the node can see (the smallest round trip is as late), so the window does not shrink for it.
 TEST(SaPacer, UniformlyLateAnswersAreNoQueue) {
-  SaPacer p(64, 1);
+  Paced p(64, 1);
   TimePoint now = at(1s);
   for (int i = 0; i < 12; ++i) answer(p, now, 300ms);
   EXPECT_EQ(p.window(), 64.0);
@@ -113,7 +132,7 @@ TEST(SaPacer, UniformlyLateAnswersAreNoQueue) {
 // Before any answer there is no round trip to pace by: a lost query's lifetime stands in for it,
 // so a node whose first queries are all lost does not send the next ones back to back.
 TEST(SaPacer, ALossBeforeAnyAnswerPacesByTheLostQuerysLifetime) {
-  SaPacer p(64, 1);
+  Paced p(64, 1);
   const TimePoint now = at(4s);
   p.on_loss(at(1s), now);  // the fabric gave up after 3 s of resends
   EXPECT_EQ(p.srtt(), 3s);
@@ -122,7 +141,7 @@ TEST(SaPacer, ALossBeforeAnyAnswerPacesByTheLostQuerysLifetime) {
 }
 
 TEST(SaPacer, ANewSmRestartsAWindowTheOutageCutAndLateLossesDoNotCutItAgain) {
-  SaPacer p(64, 1);
+  Paced p(64, 1);
   TimePoint now = at(1s);
   for (int i = 0; i < 4; ++i) answer(p, now, 10ms);
   for (int i = 0; i < 6; ++i) {  // the SM gone: every query lost, one at a time
@@ -141,7 +160,7 @@ TEST(SaPacer, ANewSmRestartsAWindowTheOutageCutAndLateLossesDoNotCutItAgain) {
   EXPECT_LE(p.next_send(), now);
   p.on_loss(in_flight, now + 1s);
   EXPECT_EQ(p.window(), SaPacer::kInitialWindow) << "a loss of the old SM's time";
-  SaPacer wide(64, 1);
+  Paced wide(64, 1);
   TimePoint t = at(1s);
   for (int i = 0; i < 12; ++i) answer(wide, t, 10ms);
   const double w = wide.window();
@@ -151,7 +170,7 @@ TEST(SaPacer, ANewSmRestartsAWindowTheOutageCutAndLateLossesDoNotCutItAgain) {
 }
 
 TEST(SaPacer, NeverBelowOneInFlightNorAboveTheCap) {
-  SaPacer p(8, 1);
+  Paced p(8, 1);
   TimePoint now = at(1s);
   for (int i = 0; i < 100; ++i, now += 1s) p.on_loss(now, now + 1ms);
   EXPECT_EQ(p.window(), SaPacer::kMinWindow);
@@ -164,7 +183,7 @@ TEST(SaPacer, NeverBelowOneInFlightNorAboveTheCap) {
 }
 
 TEST(SaPacer, AWindowBelowOneIsAPaceOfSrttOverWindow) {
-  SaPacer p(64, 1);
+  Paced p(64, 1);
   TimePoint now = at(1s);
   answer(p, now, 10ms);
   for (int i = 0; i < 6; ++i, now += 1s) p.on_loss(now, now + 1ms);
@@ -179,7 +198,7 @@ TEST(SaPacer, AWindowBelowOneIsAPaceOfSrttOverWindow) {
 }
 
 TEST(SaPacer, ThePaceIsAtLeastOneQueryASecond) {
-  SaPacer p(64, 1);
+  Paced p(64, 1);
   TimePoint now = at(1s);
   answer(p, now, 100ms);
   for (int i = 0; i < 20; ++i, now += 1s) p.on_loss(now, now + 1ms);
@@ -190,7 +209,7 @@ TEST(SaPacer, ThePaceIsAtLeastOneQueryASecond) {
 
 TEST(SaPacer, JitterSpreadsSendTimesAcrossNodesAndIsReproducible) {
   auto gaps = [](std::uint64_t seed) {
-    SaPacer p(64, seed);
+    Paced p(64, seed);
     TimePoint now = at(1s);
     answer(p, now, 10ms);
     std::vector<Duration> out;
