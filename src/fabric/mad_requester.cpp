@@ -16,8 +16,7 @@ struct MadRequester::Outstanding {
   MadExpectation expect;
   RetryPolicy policy;
   AnswerHandler on_answer;
-  std::uint32_t attempt = 0;  // 0 = first send
-  core::TimePoint attempt_sent{};
+  MadAttempts attempts;  // which attempt runs, when it went, its timer
   asio::steady_timer timer;
 };
 
@@ -61,27 +60,16 @@ TimedRequest MadRequester::timed(const Outstanding& entry) {
           .dlid = entry.request.dlid};
 }
 
-// How long the kernel should match answers to this attempt: until the last attempt can end (its
-// longest jitter), so that a late answer to an earlier attempt still reaches on_receive. With only
-// this attempt's timeout the kernel drops it (as the lab's twin of the kernel showed under load).
-std::uint32_t MadRequester::kernel_wait_ms(const RetryPolicy& policy, std::uint32_t attempt) {
-  core::Duration wait{0};
-  for (std::uint32_t k = attempt; k <= policy.retries; ++k) wait += policy.attempt_timeout(k, 1.0);
-  return static_cast<std::uint32_t>(std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(wait).count()));
-}
-
 void MadRequester::send_attempt(Outstanding& entry) {
   const RetryPolicy policy = timers_.policy_now(timed(entry), entry.policy);
-  const core::Duration timeout =
-      policy.attempt_timeout(entry.attempt, std::uniform_real_distribution<double>(-1.0, 1.0)(rng_));
-  entry.request.timeout_ms = kernel_wait_ms(policy, entry.attempt);
-  entry.attempt_sent = core::SteadyClock{}.now();
+  const core::TimePoint fires = entry.attempts.send(core::SteadyClock{}.now(), policy, rng_);
+  entry.request.timeout_ms = entry.attempts.kernel_wait_ms(policy);
   ++counters_.sent;
   ++(entry.request.route == MadRoute::smi_directed ? counters_.local_sent : counters_.remote_sent);
   if (!sender_.send(entry.request)) ++counters_.send_failures;  // the timer treats it as lost
   const Handle tid = mad::tid_low32(wire::get64(entry.request.bytes, 8));
-  const std::uint32_t attempt = entry.attempt;
-  entry.timer.expires_after(timeout);
+  const std::uint32_t attempt = entry.attempts.attempt();
+  entry.timer.expires_at(fires);
   entry.timer.async_wait([this, tid, attempt](const std::error_code& ec) {
     if (!ec) on_timer(tid, attempt);
   });
@@ -89,15 +77,14 @@ void MadRequester::send_attempt(Outstanding& entry) {
 
 void MadRequester::on_timer(Handle handle, std::uint32_t attempt) {
   auto it = outstanding_.find(handle);
-  if (it == outstanding_.end() || it->second->attempt != attempt) return;
+  if (it == outstanding_.end() || it->second->attempts.attempt() != attempt) return;
   ++counters_.timeouts;
   Outstanding& entry = *it->second;
   const MadRoute route = entry.request.route;
   const core::Lid dlid = entry.request.dlid;
-  const core::TimePoint attempt_sent = entry.attempt_sent;
-  timers_.on_timeout(timed(entry), core::SteadyClock{}.now() - entry.attempt_sent);
-  if (entry.attempt < entry.policy.retries) {
-    ++entry.attempt;
+  const core::TimePoint attempt_sent = entry.attempts.sent();
+  timers_.on_timeout(timed(entry), core::SteadyClock{}.now() - attempt_sent);
+  if (entry.attempts.timed_out(entry.policy)) {
     ++counters_.retries;
     send_attempt(entry);
   } else {
@@ -126,7 +113,7 @@ bool MadRequester::on_receive(const ReceivedMad& mad) {
     ++counters_.late_or_duplicate;
     return true;
   }
-  const Outstanding& entry = *it->second;
+  Outstanding& entry = *it->second;
   const bool valid = header->mgmt_class == entry.expect.mgmt_class && header->method == entry.expect.method &&
                      header->attr_id == entry.expect.attr_id &&
                      (!entry.expect.check_source_lid || mad.slid == entry.request.dlid);
@@ -137,7 +124,8 @@ bool MadRequester::on_receive(const ReceivedMad& mad) {
   const TimedRequest request = timed(entry);
   const std::size_t records =
       request.table ? mad::sa_table_records(std::span<const std::uint8_t>(mad.bytes).first(std::min(mad.length, mad.bytes.size()))) : 0;
-  timers_.on_answer(request, entry.attempt, now - entry.attempt_sent, records);
+  const AttemptAnswer answered = entry.attempts.answered(now);
+  timers_.on_answer(request, answered.attempt, answered.round_trip, records);
   AnswerHandler on_answer = std::move(it->second->on_answer);
   outstanding_.erase(it);
   const MadAnswer answer{*header, mad.bytes, mad.length};

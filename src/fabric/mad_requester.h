@@ -3,11 +3,12 @@
 // TIDs, matches responses on the low 32 bits of the TID (umad2sim rewrites the upper 32), validates
 // each response (class, response method, attribute, source LID) before handing it over, runs its
 // own per-attempt timer (umad2sim ignores umad_send's timeout/retries) and resends with exponential
-// backoff and jitter. Each remote manager's timers follow its round trip (RoundTripEstimate: at
-// least twice its smoothed answer time), so a queue at the SA is waited for, not resent into; each
-// kind of GetTable's follow the records the SA computes for it as well (TableTimer); MadTimers
-// composes them and takes the samples, the rule ibat-sim runs too. Late,
-// duplicate and invalid responses are dropped and counted.
+// backoff and jitter; each request's MadAttempts decides its timers, resend or fail, and the
+// kernel's wait. Each remote manager's timers follow its round trip (RoundTripEstimate: at least
+// twice its smoothed answer time), so a queue at the SA is waited for, not resent into; each kind
+// of GetTable's follow the records the SA computes for it as well (TableTimer); MadTimers composes
+// them and takes the samples. ibat-sim runs MadAttempts and MadTimers too. Late, duplicate and
+// invalid responses are dropped and counted.
 // Runs on the owner's asio loop thread only.
 #pragma once
 
@@ -23,6 +24,7 @@
 #include <asio/steady_timer.hpp>
 
 #include "core/clock.h"
+#include "fabric/mad_attempts.h"
 #include "fabric/mad_io.h"
 #include "fabric/mad_timers.h"
 #include "fabric/retry_policy.h"
@@ -107,7 +109,6 @@ class MadRequester {
   void send_attempt(Outstanding& entry);
   void on_timer(Handle handle, std::uint32_t attempt);
   static TimedRequest timed(const Outstanding& entry);
-  static std::uint32_t kernel_wait_ms(const RetryPolicy& policy, std::uint32_t attempt);
 
   asio::io_context& loop_;
   MadSender& sender_;
