@@ -268,8 +268,8 @@ void Simulator::handle(const Event& e) {
     case EventKind::size_timeout: on_size_timer(e); return;
     case EventKind::rank_step: rank_step(static_cast<std::uint32_t>(e.arg)); return;
     case EventKind::sm_changed: sm_changed(); return;
+    case EventKind::monitor_reply: on_monitor_reply(e); return;
     case EventKind::monitor_poll:
-    case EventKind::monitor_reply:
     case EventKind::monitor_lost:
     case EventKind::monitor_refresh: monitor_.handle(e, now_ns_); return;
     case EventKind::daemon_start:
@@ -443,7 +443,7 @@ void Simulator::finish_query(std::uint32_t n, core::QueryId id, bool answered) {
   node.queries.erase(id);
   core::QueryResult result;
   if (answered) {
-    ++node.sa_answers;
+    node.sa_tables.on_sa_answer();
     result.path = path_between(n, q.dest);
   } else {
     result.error = core::Error::timeout;
@@ -482,8 +482,7 @@ void Simulator::sm_changed() {
   for (std::uint32_t n = 0; n < sc_.nodes; ++n) {
     Node& node = nodes_[n];
     if (!node.resolver) continue;
-    ++node.sm_generation;  // SaClient::on_sm_changed: GetTables usable again
-    node.tables_off = false;
+    node.sa_tables.on_sm_changed();  // as SaClient::on_sm_changed: GetTables on again
     if (sc_.lid_change) node.resolver->on_local_port(core::LocalPort{gid_of(n), lid_of(n), lid_of(0), true});
     if (sc_.strategy == Strategy::flush_on_sm_change) {
       node.resolver->flush_all();

@@ -14,6 +14,8 @@
 #include "core/clock.h"
 #include "core/query_sink.h"
 #include "core/resolver.h"
+#include "fabric/sa_tables.h"
+#include "fabric/table_join.h"
 #include "sim/event_queue.h"
 #include "sim/latency_histogram.h"
 #include "sim/mad_attempts.h"
@@ -71,17 +73,12 @@ class Simulator {
     MadAttempts mad;
   };
   // One SaClient::query_path_table (sim/simulator_tables.cpp): the PathRecord GetTable and the
-  // NodeRecord GetTable of the switches, both in flight, joined when both have ended.
+  // NodeRecord GetTable of the switches, both in flight, joined by fabric::TableJoin.
   struct PendingTable {
-    core::QueryId id = 0;              // the Resolver's TableQuery
-    std::uint64_t sm_generation = 0;   // the node's SM changes when it was sent
-    std::uint64_t sa_answers = 0;      // the node's SA answers when it was sent
+    core::QueryId id = 0;  // the Resolver's TableQuery
+    fabric::TableJoin join;
     MadAttempts path_mad;
     MadAttempts switch_mad;
-    bool path_done = false;
-    bool path_answered = false;
-    bool switch_done = false;
-    bool switch_answered = false;
   };
   // One SaClient::query_subnet_size: the switches' SwitchInfoRecord GetTable.
   struct PendingSize {
@@ -89,7 +86,7 @@ class Simulator {
     std::uint64_t seq = 0;  // the node's size queries so far: its events carry it
     MadAttempts mad;
   };
-  enum class TablePart : std::uint8_t { paths = 0, switches = 1 };
+  using TablePart = fabric::TableJoin::Part;  // paths 0, switches 1: a table event's arg is table * 2 + part
   static TableKind table_kind(TablePart part);  // the part's TableTimer
   SaQuery table_query(TablePart part) const;    // what the part costs the SA
   // sm-restart --lid-change: when the cached paths carry the new DLIDs (sim/simulator_renewal.cpp).
@@ -118,16 +115,14 @@ class Simulator {
     std::vector<std::uint32_t> free_slots;
     QueryTable<PendingQuery> queries;
     core::QueryId next_query_id = 1;  // per-process
-    // The SaClient's GetTables: in flight (keyed by a node-local number), refused for this SM
-    // after one failed while the SA answered other queries, and what that rule counts.
+    // The SaClient's GetTables: in flight (keyed by a node-local number), and on or off with what
+    // that rule counts (SA answers, SM changes), as SaClient's own fabric::SaTables.
     QueryTable<PendingTable> tables;
     std::uint64_t last_table = 0;  // the key in `tables` of the latest send_table
     std::uint64_t next_table = 1;
-    bool tables_off = false;
+    fabric::SaTables sa_tables{true};  // the simulated MAD layer joins RMPP answers
     bool table_refused = false;       // the sink refused a TableQuery: the Resolver went to GETs
     bool prefetch_settled = false;    // boot: its table answered or given up (see pump_node)
-    std::uint64_t sm_generation = 0;
-    std::uint64_t sa_answers = 0;     // PathRecord GETs and GetTables answered
     core::QueryId table_before_run = 0;  // daemons running at time 0: the table they already had
     core::QueryId probe_before_run = 0;  // ... and the table gate's probe that let it go
     std::optional<PendingSize> size;  // its size query in flight
@@ -170,6 +165,7 @@ class Simulator {
   void on_table_timer(const Event& e);
   void table_part_done(std::uint32_t node, std::uint64_t table, TablePart part, bool answered);
   void answer_table_before_run(std::uint32_t node);
+  void on_monitor_reply(const Event& e);
   bool send_size(std::uint32_t node, const core::SubnetSizeQuery& query);
   void size_attempt(std::uint32_t node);
   void on_size_answer(const Event& e);
@@ -177,7 +173,6 @@ class Simulator {
   void size_done(std::uint32_t node, bool answered);
   core::TableResult subnet_table(std::uint32_t node) const;
   bool prefetch_settled(std::uint32_t node);
-  std::uint64_t sa_answers_of(std::uint32_t node) const;  // what SaClient::sa_answers_ counts
   // simulator_renewal.cpp: --lid-change, when the paths in use and all paths carry new DLIDs.
   void watch_renewal();
   void start_renewal();

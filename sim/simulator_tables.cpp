@@ -2,28 +2,29 @@
 // The SaClient's GetTables in the simulator, as fabric::SaClient::query_path_table runs them
 // (src/fabric/sa_client_tables.cpp): for each TableQuery of a node's Resolver, the NodeRecord
 // GetTable of the switches, then the PathRecord GetTable of the subnet, both in flight and joined
-// when both have ended. Each runs MadRequester's attempts with fabric::table_retry_policy (20 x
-// the GETs' first timeout, one resend: 4 s then 8 s +/- 25 %), raised by the node's TableTimer of
-// that kind (RoundTrips::table_policy) as MadRequester raises it: its answer, one RMPP message, must
-// arrive whole before the running attempt's timer fires, however long the SA took to compute it,
-// and every resend is a new request the SA computes again. The PathRecord GetTable costs one
-// record per end port: one per simulated node, the requester's own included (OpenSM lists the path
-// to itself too); the simulated subnet has no switches, so their port-0 records (a real SA lists them: about N/12
-// more on a fat tree of 36-port switches, which ibatd then leaves out) are not counted, and the
-// NodeRecord GetTable computes no path: the per-query overhead alone. The answer holds the
-// records a GET gives (path_between). As in SaClient: a PathRecord GetTable that fails cancels
-// the switches' one; whether it turns the node's GetTables off until the next SM change (the sink
-// then refuses them and the Resolver uses GETs) is fabric::TableFallback's verdict, the rule
-// SaClient calls; a GetTable the Resolver cancels (replaced after an SM change) sends no more
-// resends, but what the SA already queued it still computes. Daemons running at time 0 had
-// their table before the run: it is answered in the constructor, at no cost to the SA, and they
-// ask no size. The size query (SaClient::query_subnet_size, the switches' SwitchInfoRecords) runs
-// the table retry policy too, costs the per-query overhead alone (no path, as the NodeRecord one)
-// and is answered with the simulated subnet's size.
+// when both have ended by a fabric::TableJoin, SaClient's own. Each runs MadRequester's attempts
+// with fabric::table_retry_policy (20 x the GETs' first timeout, one resend: 4 s then 8 s
+// +/- 25 %), raised by the node's TableTimer of that kind (RoundTrips::table_policy) as MadRequester
+// raises it: its answer, one RMPP message, must arrive whole before the running attempt's timer
+// fires, however long the SA took to compute it, and every resend is a new request the SA computes
+// again. The PathRecord GetTable costs one record per end port: one per simulated node, the
+// requester's own included (OpenSM lists the path to itself too); the simulated subnet has no
+// switches, so their port-0 records (a real SA lists them: about N/12 more on a fat tree of 36-port
+// switches, which ibatd then leaves out) are not counted, and the NodeRecord GetTable computes no
+// path: the per-query overhead alone. The answer holds the records a GET gives (path_between). The
+// join and the node's fabric::SaTables decide as in SaClient: a PathRecord GetTable that fails
+// cancels the switches' one; whether it turns the node's GetTables off until the next SM change
+// (the sink then refuses them and the Resolver uses GETs) is fabric::TableFallback's verdict, by
+// the SA answers SaTables counts (the monitor's broadcast-group answers among them, as ibatd's
+// SaClient counts its own); a GetTable the Resolver cancels (replaced after an SM change) sends no
+// more resends, but what the SA already queued it still computes. Daemons running at time 0 had
+// their table before the run: it is answered in the constructor, at no cost to the SA, and they ask
+// no size. The size query (SaClient::query_subnet_size, the switches' SwitchInfoRecords) runs the
+// table retry policy too, costs the per-query overhead alone (no path, as the NodeRecord one) and
+// is answered with the simulated subnet's size.
 #include <optional>
 #include <utility>
 
-#include "fabric/table_fallback.h"
 #include "sim/simulator.h"
 
 namespace ibat::sim {
@@ -35,8 +36,12 @@ bool Simulator::NodeSink::send_probe(const core::PathQuery& query) {  // a GET, 
   return true;
 }
 
-std::uint64_t Simulator::sa_answers_of(std::uint32_t n) const {
-  return nodes_[n].sa_answers + monitor_.broadcast_answers(n);
+// A monitor MAD answered. The broadcast group's MCMemberRecord GET is one of the node's SaClient's
+// (FabricPort asks it through SaClient::query_broadcast_group): its answer counts as an SA answer.
+void Simulator::on_monitor_reply(const Event& e) {
+  const std::uint64_t before = monitor_.broadcast_answers(e.node);
+  monitor_.handle(e, now_ns_);
+  if (monitor_.broadcast_answers(e.node) != before) nodes_[e.node].sa_tables.on_sa_answer();
 }
 
 bool Simulator::send_table(std::uint32_t n, const core::TableQuery& query) {
@@ -45,15 +50,14 @@ bool Simulator::send_table(std::uint32_t n, const core::TableQuery& query) {
     node.table_before_run = query.id;
     return true;
   }
-  if (node.tables_off) {
+  if (!node.sa_tables.usable()) {
     node.table_refused = true;
     return false;
   }
   const std::uint64_t table = node.next_table++;
   PendingTable pending;
   pending.id = query.id;
-  pending.sm_generation = node.sm_generation;
-  pending.sa_answers = sa_answers_of(n);
+  pending.join = fabric::TableJoin(node.sa_tables);
   node.tables.put(table, pending);
   node.last_table = table;
   PendingTable& sent = *node.tables.find(table);
@@ -81,15 +85,14 @@ std::optional<Simulator::LiveTablePart> Simulator::live_table_part(const Event& 
   const auto part = static_cast<TablePart>(e.arg % 2);
   PendingTable* pending = nodes_[e.node].tables.find(table);
   if (pending == nullptr) return std::nullopt;
-  const bool paths = part == TablePart::paths;
-  if (paths ? pending->path_done : pending->switch_done) return std::nullopt;
-  return LiveTablePart{table, part, pending, paths ? &pending->path_mad : &pending->switch_mad};
+  if (!pending->join.running(part)) return std::nullopt;
+  return LiveTablePart{table, part, pending, part == TablePart::paths ? &pending->path_mad : &pending->switch_mad};
 }
 
 void Simulator::on_table_answer(const Event& e) {
   const auto live = live_table_part(e);
   if (!live || !live->mad->is_answer(e.time_ns)) return;
-  ++nodes_[e.node].sa_answers;
+  nodes_[e.node].sa_tables.on_sa_answer();
   monitor_.on_remote_answer(e.node, now_ns_);
   round_trips_.on_table_answer(e.node, table_kind(live->part), *live->mad, now_ns_, table_query(live->part).records);
   table_part_done(e.node, live->table, live->part, true);
@@ -107,29 +110,27 @@ void Simulator::on_table_timer(const Event& e) {
 
 void Simulator::table_part_done(std::uint32_t n, std::uint64_t table, TablePart part, bool answered) {
   Node& node = nodes_[n];
-  PendingTable& pending = *node.tables.find(table);
+  fabric::TableJoin& join = node.tables.find(table)->join;
+  // The model's SA answers a table whole and readable, or not at all. Switches cancelled by the
+  // paths' failure have ended: their events find them so (live_table_part).
   if (part == TablePart::paths) {
-    pending.path_done = true;
-    pending.path_answered = answered;
-    if (!answered) pending.switch_done = true;  // no use for the switches now: cancelled
+    join.paths_ended(answered, !answered);
   } else {
-    pending.switch_done = true;
-    pending.switch_answered = answered;
+    join.switches_ended(answered, answered);
   }
-  if (!pending.path_done || !pending.switch_done) return;
-  const PendingTable done = pending;
+  if (!join.ended()) return;
+  const fabric::TableJoin::Result joined = join.result(node.sa_tables);
+  const core::QueryId id = node.tables.find(table)->id;
   node.tables.erase(table);
   core::TableResult result;
-  if (done.path_answered) {
+  if (joined.ok) {
     result = subnet_table(n);
   } else {
     result.error = core::Error::timeout;
     result.reason = "the SA did not answer the PathRecord GetTable";
-    const fabric::TableFallback fallback(done.sm_generation, done.sa_answers);
-    if (fallback.failed(true, done.switch_answered, node.sm_generation, sa_answers_of(n)).tables_off)
-      node.tables_off = true;
+    if (joined.verdict.tables_off) node.sa_tables.turn_off(result.reason);
   }
-  node.resolver->on_table_result(done.id, result);
+  node.resolver->on_table_result(id, result);
   after_call(n);
 }
 
@@ -149,7 +150,7 @@ void Simulator::answer_table_before_run(std::uint32_t n) {
 
 bool Simulator::send_size(std::uint32_t n, const core::SubnetSizeQuery& query) {
   Node& node = nodes_[n];
-  if (before_run_ || node.tables_off) return false;
+  if (before_run_ || !node.sa_tables.usable()) return false;
   node.size = PendingSize{query.id, ++node.sizes_sent, {}};
   size_attempt(n);
   return true;
@@ -164,7 +165,7 @@ void Simulator::size_attempt(std::uint32_t n) {
 void Simulator::on_size_answer(const Event& e) {
   Node& node = nodes_[e.node];
   if (!node.size || node.size->seq != e.arg || !node.size->mad.is_answer(e.time_ns)) return;
-  ++node.sa_answers;
+  node.sa_tables.on_sa_answer();
   monitor_.on_remote_answer(e.node, now_ns_);
   round_trips_.on_table_answer(e.node, TableKind::size, node.size->mad, now_ns_, SaQuery::switch_table().records);
   size_done(e.node, true);

@@ -56,9 +56,11 @@ core::QueryResult path_result_from_answer(const core::PathQuery& query, const Ma
 }
 
 SaClient::SaClient(MadRequester& requester, const RetryPolicy& policy, const TableOptions& tables)
-    : requester_(requester), policy_(policy), table_policy_(table_retry_policy(policy)), tables_(tables) {
-  if (!tables_.rmpp) tables_off_reason_ = "the MAD layer has no RMPP (umad2sim): a GetTable answer would arrive cut";
-}
+    : requester_(requester),
+      policy_(policy),
+      table_policy_(table_retry_policy(policy)),
+      tables_(tables),
+      sa_tables_(tables.rmpp) {}
 
 void SaClient::set_sm(core::Lid sm_lid, std::uint8_t sm_sl) {
   sm_lid_ = sm_lid;
@@ -103,7 +105,7 @@ void SaClient::query_path(const core::PathQuery& query, PathDone done) {
       sa_mad(mad::build_path_record_get(0, want, mask)), kPathRecordAnswer, policy_,
       [this, query, done = std::move(done)](const MadAnswer* answer) {
         paths_in_flight_.erase(query.id);
-        if (answer) ++sa_answers_;
+        if (answer) sa_tables_.on_sa_answer();
         done(answer ? path_result_from_answer(query, *answer) : core::QueryResult{core::Error::timeout, {}});
       });
   paths_in_flight_[id] = handle;
@@ -128,7 +130,7 @@ void SaClient::query_broadcast_group(const core::Gid& port_gid, core::Pkey pkey,
                       core::BroadcastParams params;
                       params.pkey = pkey;
                       if (!answer) return done(core::Error::timeout, params);
-                      ++sa_answers_;
+                      sa_tables_.on_sa_answer();
                       const core::Error status = error_from_sa_status(answer->header);
                       if (status != core::Error::ok) return done(status, params);
                       auto sa = mad::decode_sa_mad(answer->bytes);

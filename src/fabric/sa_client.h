@@ -23,6 +23,7 @@
 #include "fabric/fabric_options.h"
 #include "fabric/mad_requester.h"
 #include "fabric/path_table.h"
+#include "fabric/sa_tables.h"
 
 namespace ibat::fabric {
 
@@ -74,8 +75,8 @@ class SaClient {
   // size (subnet_size_from_answer); `done` runs exactly once. False, and never `done`, when
   // GetTables are off. Its failure turns nothing off: without it the PathRecord table goes unspread.
   bool query_subnet_size(SizeDone done);
-  bool tables_usable() const { return tables_off_reason_.empty(); }
-  const std::string& tables_off_reason() const { return tables_off_reason_; }
+  bool tables_usable() const { return sa_tables_.usable(); }
+  const std::string& tables_off_reason() const { return sa_tables_.off_reason(); }
   // A new SM: GetTables may be tried again. Tables started before it no longer turn them off.
   void on_sm_changed();
   // Runs once when GetTables go off (per SM; or at the first query when there is no RMPP).
@@ -91,7 +92,6 @@ class SaClient {
   void on_switch_table(const std::shared_ptr<TableJob>& job, const MadAnswer* answer);
   void finish_table(TableJob& job);
   void count_table_answer(const MadAnswer& answer, std::size_t records);
-  void turn_tables_off(const std::string& reason);
   bool cancel_table(core::QueryId id);
 
   MadRequester& requester_;
@@ -102,12 +102,10 @@ class SaClient {
   std::uint8_t sm_sl_ = 0;
   std::unordered_map<core::QueryId, MadRequester::Handle> paths_in_flight_;
   std::unordered_map<core::QueryId, std::shared_ptr<TableJob>> tables_in_flight_;  // by the caller's id
-  std::string tables_off_reason_;  // empty: GetTables are on
-  bool tables_off_reported_ = false;
-  std::uint64_t sm_generation_ = 0;  // on_sm_changed calls so far
-  // SA answers of any kind so far: a table that times out while the SA answers nothing else says
-  // the SA is down or in its first sweep (OpenSM ignores SA MADs then), not that it refuses tables.
-  std::uint64_t sa_answers_ = 0;
+  // GetTables on or off, the SM changes and the SA answers: a table that times out while the SA
+  // answers nothing else says the SA is down or in its first sweep (OpenSM ignores SA MADs then),
+  // not that it refuses tables.
+  SaTables sa_tables_;
   TableCounters table_counters_;
   std::function<void(const std::string&)> tables_off_observer_;
 };

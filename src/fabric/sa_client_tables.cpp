@@ -4,7 +4,7 @@
 // the switches' SwitchInfoRecords that tell the subnet's size before a first table.
 #include "fabric/sa_client.h"
 
-#include "fabric/table_fallback.h"
+#include "fabric/table_join.h"
 
 #include "mad/node_record.h"
 #include "mad/path_record.h"
@@ -23,33 +23,28 @@ const MadExpectation kSwitchInfoTableAnswer{mad::mgmt_class::kSubnAdm, mad::meth
 
 }  // namespace
 
-// One query_path_table: both GetTables in flight, joined when both have ended.
+// One query_path_table: both GetTables in flight, joined (TableJoin) when both have ended.
 struct SaClient::TableJob {
+  TableJob(const core::Gid& source, core::Pkey partition, const SaTables& tables)
+      : sgid(source), pkey(partition), join(tables) {}
   core::Gid sgid;
   core::Pkey pkey;
-  std::uint64_t sm_generation = 0;
-  std::uint64_t sa_answers = 0;  // SaClient::sa_answers_ when it was sent
+  TableJoin join;
   TableDone done;
   std::optional<PathTable> paths;
-  std::optional<SwitchTable> switches;
+  std::optional<SwitchTable> switches;                 // the NodeRecord GetTable's answer, if it had one
   std::optional<MadRequester::Handle> switch_request;  // while the NodeRecord GetTable is in flight
   std::optional<MadRequester::Handle> path_request;    // while the PathRecord GetTable is in flight
-  bool switches_answered = false;                      // the NodeRecord GetTable had an answer
   core::QueryId id = 0;                                // the caller's, for cancel (0: none)
 };
 
 bool SaClient::query_path_table(const core::Gid& sgid, core::Pkey pkey, TableDone done, core::QueryId id,
                                 std::optional<std::uint16_t> qos_class) {
   if (!tables_usable()) {
-    if (!tables_off_reported_ && tables_off_observer_) tables_off_observer_(tables_off_reason_);
-    tables_off_reported_ = true;
+    if (sa_tables_.refuse() && tables_off_observer_) tables_off_observer_(tables_off_reason());
     return false;
   }
-  auto job = std::make_shared<TableJob>();
-  job->sgid = sgid;
-  job->pkey = pkey;
-  job->sm_generation = sm_generation_;
-  job->sa_answers = sa_answers_;
+  auto job = std::make_shared<TableJob>(sgid, pkey, sa_tables_);
   job->id = id;
   job->done = std::move(done);
 
@@ -100,42 +95,35 @@ void SaClient::on_path_table(const std::shared_ptr<TableJob>& job, const MadAnsw
     job->paths = path_table_from_answer(job->sgid, job->pkey, *answer, tables_.max_records);
     count_table_answer(*answer, job->paths->records);
   }
-  if (job->paths->error != core::Error::ok && job->switch_request) {
+  if (job->join.paths_ended(job->paths->error == core::Error::ok, job->paths->error == core::Error::timeout)) {
     requester_.cancel(*job->switch_request);  // no use for the switches now
     job->switch_request.reset();
-    job->switches = SwitchTable{"not asked to the end: the PathRecord GetTable failed", {}, 0};
   }
   finish_table(*job);
 }
 
 void SaClient::on_switch_table(const std::shared_ptr<TableJob>& job, const MadAnswer* answer) {
   job->switch_request.reset();
-  job->switches_answered = answer != nullptr;
-  if (!answer) {
-    job->switches = SwitchTable{"the SA did not answer the NodeRecord GetTable", {}, 0};
-  } else {
+  if (answer) {
     job->switches = switch_table_from_answer(*answer, tables_.max_records);
     count_table_answer(*answer, job->switches->records);
   }
+  job->join.switches_ended(answer != nullptr, job->switches && job->switches->error.empty());
   finish_table(*job);
 }
 
 void SaClient::finish_table(TableJob& job) {
-  if (!job.paths || !job.switches || !job.done) return;
+  if (!job.join.ended() || !job.done) return;
   if (job.id != 0) tables_in_flight_.erase(job.id);
   PathTable& table = *job.paths;
-  if (table.error == core::Error::ok && job.switches->error.empty()) leave_out_switches(table, job.switches->ports);
-  if (table.error != core::Error::ok) {
-    // The job's own NodeRecord answer says the SA is up, not that it refuses PathRecord tables:
-    // the long one may have waited behind a subnet's worth of others.
-    const TableFallback::Verdict verdict = TableFallback(job.sm_generation, job.sa_answers)
-                                               .failed(table.error == core::Error::timeout, job.switches_answered,
-                                                       sm_generation_, sa_answers_);
-    if (verdict.tables_off) turn_tables_off(table.reason);
-    if (verdict.sa_silent) {
-      table.reason += job.switches_answered ? ", only the NodeRecord GetTable beside it: busy"
-                                            : ", nor anything else meanwhile: down or sweeping";
-    }
+  const TableJoin::Result result = job.join.result(sa_tables_);
+  if (result.leave_out_switches) leave_out_switches(table, job.switches->ports);
+  if (result.verdict.tables_off && sa_tables_.turn_off(table.reason) && tables_off_observer_) {
+    tables_off_observer_(table.reason);
+  }
+  if (result.verdict.sa_silent) {
+    table.reason += job.switches ? ", only the NodeRecord GetTable beside it: busy"
+                                 : ", nor anything else meanwhile: down or sweeping";
   }
   job.done(table);
 }
@@ -160,24 +148,12 @@ bool SaClient::query_subnet_size(SizeDone done) {
 }
 
 void SaClient::count_table_answer(const MadAnswer& answer, std::size_t records) {
-  ++sa_answers_;
+  sa_tables_.on_sa_answer();
   ++table_counters_.answered;
   table_counters_.records += records;
   table_counters_.bytes += answer.length;
 }
 
-void SaClient::turn_tables_off(const std::string& reason) {
-  if (!tables_usable()) return;
-  tables_off_reason_ = reason;
-  tables_off_reported_ = true;
-  if (tables_off_observer_) tables_off_observer_(reason);
-}
-
-void SaClient::on_sm_changed() {
-  ++sm_generation_;
-  if (!tables_.rmpp) return;  // no RMPP stays no RMPP: reported once, not per SM
-  tables_off_reason_.clear();
-  tables_off_reported_ = false;
-}
+void SaClient::on_sm_changed() { sa_tables_.on_sm_changed(); }
 
 }  // namespace ibat::fabric

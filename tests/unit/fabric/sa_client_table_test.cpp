@@ -261,6 +261,18 @@ TEST_F(SaClientTableTest, AnSaThatAnswersGetsButNotTablesTurnsThemOff) {
   EXPECT_EQ(offs.size(), 1U);
 }
 
+TEST_F(SaClientTableTest, TheBroadcastGroupsAnswerCountsAsTheSaAnswering) {
+  // Even an error status: the SA is up and answering this port, only not the table.
+  ASSERT_TRUE(start());
+  sa.query_broadcast_group(kSelf, kPkey, [](core::Error, const core::BroadcastParams&) {});
+  requester.on_receive(test::sa_answer(sender.sent.back(), mad::attr::kMcMemberRecord, {}, kSmLid, 0x0200));
+  loop.run();
+  ASSERT_EQ(tables.size(), 1U);
+  EXPECT_EQ(tables[0].reason, "the SA did not answer the PathRecord GetTable (2 attempts)");
+  EXPECT_FALSE(sa.tables_usable());
+  EXPECT_EQ(offs.size(), 1U);
+}
+
 TEST_F(SaClientTableTest, ATableLostWhileOnlyItsNodeRecordTableWasAnsweredLeavesTablesOn) {
   // A subnet's tables at once: the SA answers the short one and is still computing the long one.
   ASSERT_TRUE(start());
