@@ -3,9 +3,11 @@
 // table and its publisher: the daemon minus its fabric threads) costs in memory for the paths it
 // holds and the ports it serves. Each scenario runs in a child process of its own: the Service
 // starts with N ports whose fake SA answers every query at once with a valid path, P paths per
-// port are resolved (a thousand at a time), and the child reports its RSS (anonymous and shared: the table's pages) and
-// the table file's size and the bytes it uses, beside the same child's RSS before the Service. One
-// JSON object per scenario on stdout (docs/performance.md, "Memory").
+// port are resolved (a thousand at a time; in one scenario the same P again with a QoS class, as
+// a host whose programs connect with one ToS holds them), and the child reports its RSS (anonymous
+// and shared: the table's pages), the cache entries held and the table file's size and the bytes
+// it uses, beside the same child's RSS before the Service. One JSON object per scenario on stdout
+// (docs/performance.md, "Memory").
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,15 +37,21 @@ struct Scenario {
   const char* name;
   int ports;
   std::uint32_t paths_per_port;
+  // The same destinations resolved again with this QoS class (nullopt: the default paths alone).
+  std::optional<std::uint16_t> qos_class = std::nullopt;
 };
+// Any class but 0, which qos_classes = "auto" (the default) leaves to the default paths: one
+// that is cached apart.
+constexpr std::uint16_t kQosClass = 3;
 // The figures docs/performance.md quotes: an idle host (one port, and eight: what a port costs
 // before it holds a path), a 4-rail host with about the paths of a 12-host 4-rail lab tree, and a
-// large 8-rail host.
+// large 8-rail host, and that host whose programs also use one QoS class: what a class costs.
 constexpr Scenario kScenarios[] = {
     {"idle, 1 port", 1, 0},
     {"idle, 8 ports", 8, 0},
     {"4 ports, 200 paths", 4, 50},
     {"8 ports, 10,000 paths each", 8, 10'000},
+    {"8 ports, 10,000 paths each, and the same of one QoS class", 8, 10'000, kQosClass},
 };
 
 // A port's fabric whose SA queries are kept for the benchmark to answer.
@@ -72,6 +81,7 @@ core::PathRecord path_for(const core::PathQuery& q, std::uint16_t dlid) {
   p.rate = 16;
   p.pkt_life = 18;
   p.reversible = true;
+  p.qos_class = q.qos_class.value_or(0);
   return p;
 }
 
@@ -104,22 +114,25 @@ nlohmann::json run(const Scenario& s, const std::filesystem::path& dir) {
   service.start();
   // Each port resolves its paths kBatch at a time, as a host's jobs ask (not all at once, which
   // would leave the heap at the peak of that many requests in flight); the queries go out as the
-  // Resolver paces them (its timers run on the loop) and each is answered at once.
+  // Resolver paces them (its timers run on the loop) and each is answered at once. A class's
+  // resolves go by GET as the default ones do: the fake port sends no GetTable, so the class
+  // table the first one asks for (core::SaScheduler::add_class_table) goes unsent and its
+  // resolves are sent by GET, each answered with the class.
   constexpr std::uint32_t kBatch = 1'000;
   constexpr int kIdleRounds = 200;  // of 1 ms each: far longer than any pacing step
-  for (int i = 0; i < s.ports; ++i) {
-    const auto port = static_cast<std::uint64_t>(i);
-    const auto index = static_cast<std::size_t>(i);
-    service.port(index).on_local_port(core::LocalPort{gid(port, 0), core::Lid{1}, core::Lid{1}, true});
+  std::size_t completed = 0;
+  auto resolve_all = [&](std::size_t index, std::optional<std::uint16_t> qos_class) {
+    const auto port = static_cast<std::uint64_t>(index);
     for (std::uint32_t first = 1; first <= s.paths_per_port; first += kBatch) {
       const std::uint32_t last = std::min(s.paths_per_port, first + kBatch - 1);
       for (std::uint32_t n = first; n <= last; ++n) {
         core::ResolveRequest request;
         request.target = gid(port, n);
-        service.port(index).resolver().resolve(request, [](core::RequestId, const core::ResolveResult&) {});
+        request.qos_class = qos_class;
+        service.port(index).resolver().resolve(request, [&](core::RequestId, const core::ResolveResult&) { ++completed; });
       }
-      const std::size_t wanted = service.table_published() + (last - first + 1);
-      for (int idle = 0; service.table_published() < wanted && idle < kIdleRounds;) {
+      const std::size_t wanted = completed + (last - first + 1);
+      for (int idle = 0; completed < wanted && idle < kIdleRounds;) {
         loop.run_for(std::chrono::milliseconds(1));
         std::vector<core::PathQuery> queries;
         queries.swap(fabrics[index]->queries);
@@ -128,19 +141,31 @@ nlohmann::json run(const Scenario& s, const std::filesystem::path& dir) {
         idle = queries.empty() ? idle + 1 : 0;
       }
     }
+  };
+  for (int i = 0; i < s.ports; ++i) {
+    const auto index = static_cast<std::size_t>(i);
+    service.port(index).on_local_port(core::LocalPort{gid(index, 0), core::Lid{1}, core::Lid{1}, true});
+    resolve_all(index, std::nullopt);
+    if (s.qos_class) resolve_all(index, s.qos_class);
   }
   loop.poll();
   const std::string table = (dir / "ibatd.sock.table").string();
   struct stat st {};
   ::stat(table.c_str(), &st);
+  const std::uint64_t rss = status_kib("VmRSS"), rss_anon = status_kib("RssAnon"), rss_shmem = status_kib("RssShmem");
   const std::uint64_t paths = std::uint64_t{s.paths_per_port} * static_cast<std::uint64_t>(s.ports);
+  std::uint64_t entries = 0;
+  for (int i = 0; i < s.ports; ++i) entries += service.port(static_cast<std::size_t>(i)).resolver().stats().entries;
   return {{"scenario", s.name},
           {"ports", s.ports},
           {"paths", paths},
+          {"class_paths", s.qos_class ? paths : 0},
+          {"resolved", completed},
+          {"cache_entries", entries},
           {"published", service.table_published()},
-          {"rss_kib", status_kib("VmRSS")},
-          {"rss_anon_kib", status_kib("RssAnon")},
-          {"rss_shmem_kib", status_kib("RssShmem")},
+          {"rss_kib", rss},
+          {"rss_anon_kib", rss_anon},
+          {"rss_shmem_kib", rss_shmem},
           {"rss_before_kib", rss_before},
           {"table_file_bytes", st.st_size},
           {"table_used_bytes", std::uint64_t(st.st_blocks) * 512},

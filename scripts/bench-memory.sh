@@ -7,7 +7,8 @@
 #    on a host with 4 HCAs of a 12-host 4-rail tree with the default config (each port's GetTable
 #    brings its subnet: 48 paths a port, 192 in all);
 #  * ibat-bench-memory: the daemon's Service in-process with fake ports (the daemon minus its
-#    fabric threads): idle on 1 port, 4 ports x 50 paths, 8 ports x 10,000 paths.
+#    fabric threads): idle on 1 and on 8 ports, 4 ports x 50 paths, 8 ports x 10,000 paths, and
+#    those 8 x 10,000 again with the same paths of one QoS class (what a class costs a path held).
 # One JSON object per line on stdout, also kept in $BIN_DIR/../ibat-bench-memory.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
