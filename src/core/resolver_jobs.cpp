@@ -105,9 +105,8 @@ void Resolver::Impl::send_query(JobId id) {
 void Resolver::on_query_result(QueryId query, const QueryResult& result) {
   Impl& m = *impl_;
   // The table gate's probe: the SA's queue, not a path.
-  SubnetTable* table = m.scheduler.table_of(query);
-  if (auto opened = table ? table->on_probe_result(query, m.now(), result.error == Error::timeout) : std::nullopt) {
-    if (!*opened) m.release_table_waits_late(*table);
+  if (auto opened = m.scheduler.on_probe_result(query, m.now(), result.error == Error::timeout)) {
+    if (!*opened) m.release_table_waits_late(*m.scheduler.table_of(query));
     m.settle();
     return;
   }

@@ -4,7 +4,7 @@
 // 1/8 gain), the least it has taken (the SA with an empty queue: its base), and so how long an
 // answer waited in the SA's queue (its round trip less the base). The SaPacer paces by the smoothed
 // round trip and steers by the answers' queue. Its samples are the round trips of the port's
-// answered queries, which the SaScheduler feeds; before any answer, the lifetime of a query lost
+// answered GETs, which the SaScheduler feeds (a table probe's is the gate's alone); before any answer, the lifetime of a query lost
 // stands in for the round trip, so that a pace can start from it. Pure: durations come from the caller.
 #pragma once
 

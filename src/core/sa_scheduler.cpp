@@ -23,6 +23,18 @@ void SaScheduler::on_table_lost(TimePoint sent, TimePoint now) {
   admission_.on_table_lost(sent, now);
 }
 
+std::optional<bool> SaScheduler::on_probe_result(QueryId id, TimePoint now, bool lost) {
+  SubnetTable* table = table_of(id);
+  const std::optional<TimePoint> sent = table ? table->probe_sent_at(id) : std::nullopt;
+  if (!sent) return std::nullopt;
+  const Duration round_trip = now - *sent;
+  // All of it counts as queue, and it is no sample of the port's estimate of the SA: a base learnt
+  // while the subnet's hosts all start is a queue itself, and a probe's round trip in the pacer's
+  // smoothed one slows the renewals after an SM change (docs/scale.md, appendix "The table gate
+  // and the port's estimate of the SA").
+  return table->on_probe_result(id, now, lost, round_trip);
+}
+
 void SaScheduler::configure(const Policy& policy, TimePoint now) {
   revalidate_per_s_ = policy.revalidate_per_s;
   revalidate_jitter_ = policy.revalidate_jitter;

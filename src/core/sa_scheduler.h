@@ -78,6 +78,10 @@ class SaScheduler {
   void on_get_result(TimePoint sent, TimePoint now, bool lost);
   // A GetTable sent at `sent` was lost: the SA's overload signal as much as a lost GET.
   void on_table_lost(TimePoint sent, TimePoint now);
+  // A table gate's probe `id` was answered, or `lost`: all of its round trip is the queue its
+  // table's gate judges. nullopt: not a probe in flight;
+  // else whether its table's gate opened.
+  std::optional<bool> on_probe_result(QueryId id, TimePoint now, bool lost);
   void on_sm_changed(TimePoint now) { admission_.on_sm_changed(now); }
 
   // ---- when a job's GET may be queued again: after its backoff, or at the end of its wait for the table ----

@@ -78,14 +78,19 @@ void SubnetTable::probe_sent(TimePoint now, bool sent) {
   if (sent) return;
   probe_ = 0;
   state_ = TableState::wanted;
-  gate_.on_probe_result(now, false);  // a sink that cannot probe: as if the queue were empty
+  gate_.on_probe_result(now, false, Duration::zero());  // a sink that cannot probe: as if the queue were empty
 }
 
-std::optional<bool> SubnetTable::on_probe_result(QueryId id, TimePoint now, bool lost) {
+std::optional<TimePoint> SubnetTable::probe_sent_at(QueryId id) const {
+  if (id == 0 || id != probe_) return std::nullopt;
+  return gate_.probe_sent_at();
+}
+
+std::optional<bool> SubnetTable::on_probe_result(QueryId id, TimePoint now, bool lost, Duration queue) {
   if (id == 0 || id != probe_) return std::nullopt;
   probe_ = 0;
   state_ = TableState::wanted;
-  return gate_.on_probe_result(now, lost);
+  return gate_.on_probe_result(now, lost, queue);
 }
 
 bool SubnetTable::on_table_answered(QueryId id, std::size_t records) {

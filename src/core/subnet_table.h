@@ -93,8 +93,11 @@ class SubnetTable {
   void probe_sent(TimePoint now, bool sent);
 
   // Answers, matched by id: false for one that is not the query in flight (cancelled, outdated).
-  // The probe's: nullopt if not the probe in flight, else whether the gate opened.
-  std::optional<bool> on_probe_result(QueryId id, TimePoint now, bool lost);
+  // When the probe `id` went; nullopt: it is not the probe in flight.
+  std::optional<TimePoint> probe_sent_at(QueryId id) const;
+  // The probe's, answered after waiting `queue` in the SA's queue or `lost` (TableGate::on_probe_result):
+  // nullopt if not the probe in flight, else whether the gate opened.
+  std::optional<bool> on_probe_result(QueryId id, TimePoint now, bool lost, Duration queue);
   // The table answered with `records` paths: the subnet's size from now on.
   bool on_table_answered(QueryId id, std::size_t records);
   // The table was lost (`retry_at`: the caller's backoff, nullopt: no retry left) or refused.

@@ -32,10 +32,10 @@ void TableGate::on_probe_sent(TimePoint now) {
   probe_sent_ = now;
 }
 
-bool TableGate::on_probe_result(TimePoint now, bool lost) {
+bool TableGate::on_probe_result(TimePoint now, bool lost, Duration queue) {
   if (!probing_) return open_;
   probing_ = false;
-  const Duration waited = now - probe_sent_;
+  const Duration waited = std::max(queue, Duration::zero());
   if (!lost && waited < kSaQueueTarget) {
     open_ = true;
     return true;

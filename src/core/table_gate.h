@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // When a port's GetTable goes (docs/design.md, "Admission"): closed loop on the SA's queue as a
-// probe's round trip shows it, never on an assumed SA speed. Every host of a subnet wants its
+// probe shows it, never on an assumed SA speed. Every host of a subnet wants its
 // table at the same moment (power-on, SM change), n tables of n paths: sent at once they queue
 // past OpenSM's 10 s FIFO timeout. So while a table is wanted the port probes the SA with one
 // GET (the path to itself) and sends the table only when that probe waited less than kSaQueueTarget in
-// the SA's queue; otherwise it probes again after a wait at least as long as the queue it saw,
+// the SA's queue, all of its round trip counted as queue (the SaScheduler's rule); otherwise it
+// probes again after a wait at least as long as the queue it saw,
 // doubled after each probe that found it too long, never more than kQueueDrains x the queue it
 // last saw (so that the last tables follow a fast SA's drain), each drawn from [0.5, 1.5] x its
 // length (seeded), so the hosts do not move in step. A faster SA or more SA
@@ -25,9 +26,9 @@ namespace ibat::core {
 
 class TableGate {
  public:
-  // A table goes when its probe waited less than kSaQueueTarget, the SaPacer's target (its GETs see
-  // the same queue; a table that waits for less does not push them above theirs). An SA whose lone
-  // GET takes longer than the target gets no table: its GETs serve the port.
+  // A table goes when its probe waited less than kSaQueueTarget in the SA's queue, the SaPacer's
+  // target (its GETs see the same queue; a table that waits for less does not push them above
+  // theirs).
   // The subnet's first probes, one per end port, this far apart on average: 1,000 GETs a second,
   // a small share of what an SA answers, so that probing costs the SA little at any subnet size.
   static constexpr Duration kProbeSlot = std::chrono::milliseconds(1);
@@ -46,9 +47,10 @@ class TableGate {
   // probe has opened the gate.
   std::optional<TimePoint> probe_due() const;
   void on_probe_sent(TimePoint now);
-  // The probe sent last was answered at `now`, or `lost` (timed out after the fabric's resends):
-  // whether the table may go now.
-  bool on_probe_result(TimePoint now, bool lost);
+  TimePoint probe_sent_at() const { return probe_sent_; }
+  // The probe sent last was answered at `now` after waiting `queue` in the SA's queue, or `lost`
+  // (timed out after the fabric's resends; `queue`: its lifetime): whether the table may go now.
+  bool on_probe_result(TimePoint now, bool lost, Duration queue);
   bool open() const { return open_; }
   bool wanted() const { return wanted_; }
   // A probe found the queue too long: the table is not coming soon.

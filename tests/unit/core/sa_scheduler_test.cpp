@@ -202,6 +202,42 @@ TEST(SaScheduler, PathsInUseGoAtTheirPlaceInTheWindow) {
 
 // A QoS class alone gets a table of its own, up to kMaxClassTables; a ServiceID none (by GET). Each
 // table's queries carry its id space, so an answer finds its table and no GET's id names one.
+// A table's gate counts all of its probe's round trip as queue, whatever base the port's estimate
+// of the SA has learnt (a base learnt while every host starts may be a queue itself), and the
+// probe is no sample of that estimate (docs/scale.md, appendix "The table gate and the port's
+// estimate of the SA").
+TEST(SaScheduler, AProbesGateJudgesItsWholeRoundTripAndTheEstimateIsTheGetsAlone) {
+  SaScheduler s(bucket_only(), at(0s), 1, 2);
+  s.on_get_result(at(0s), at(0s) + 20ms, false);  // the SA answered a GET in 20 ms
+  ASSERT_EQ(s.sa().base(), 20ms);
+  s.table().want(at(1s));
+  const SubnetTable::Step probe = s.table().step(at(1s), true, false, 0s, Gid{}, Pkey{0xFFFF});
+  ASSERT_EQ(probe.send, SubnetTable::Send::probe);
+  s.table().probe_sent(at(1s), true);
+  EXPECT_EQ(s.on_probe_result(probe.id + 1, at(1s) + 30ms, false), std::nullopt);  // not the probe
+  ASSERT_GT(30ms, kSaQueueTarget);
+  EXPECT_EQ(s.on_probe_result(probe.id, at(1s) + 30ms, false), false);  // 10 ms over the base, 30 ms in all
+  EXPECT_EQ(s.sa().srtt(), 20ms);                                       // no sample
+  EXPECT_EQ(s.on_probe_result(probe.id, at(1s) + 40ms, false), std::nullopt);  // answered already
+  const TimePoint next = *s.table().wakeup(at(1s) + 30ms, true, false);
+  const SubnetTable::Step again = s.table().step(next, true, false, 0s, Gid{}, Pkey{0xFFFF});
+  ASSERT_EQ(again.send, SubnetTable::Send::probe);
+  s.table().probe_sent(next, true);
+  EXPECT_EQ(s.on_probe_result(again.id, next + 1ms, false), true);  // a short round trip opens it
+  EXPECT_EQ(s.sa().base(), 20ms);
+}
+
+TEST(SaScheduler, AProbeThatWaitedPastTheTargetInTheQueueHoldsItsTable) {
+  SaScheduler s(bucket_only(), at(0s), 1, 2);
+  s.on_get_result(at(0s), at(0s) + 1ms, false);
+  s.table().want(at(1s));
+  const SubnetTable::Step probe = s.table().step(at(1s), true, false, 0s, Gid{}, Pkey{0xFFFF});
+  ASSERT_EQ(probe.send, SubnetTable::Send::probe);
+  s.table().probe_sent(at(1s), true);
+  EXPECT_EQ(s.on_probe_result(probe.id, at(1s) + 1ms + kSaQueueTarget, false), false);
+  EXPECT_TRUE(s.table().held());
+}
+
 TEST(SaScheduler, EachQosClassHasItsOwnTableAndItsQueriesFindIt) {
   SaScheduler s(bucket_only(), at(0s), 1, 2);
   QosKey gold;

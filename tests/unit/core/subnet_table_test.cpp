@@ -67,8 +67,8 @@ TEST(SubnetTable, SizeFirstThenProbeThenTable) {
   EXPECT_EQ(t.state(), TableState::probing);
   t.probe_sent(due, true);
   EXPECT_EQ(step(t, due, true, true).send, Send::nothing);  // one probe at a time
-  EXPECT_EQ(t.on_probe_result(probe.id + 1, due + 1ms, false), std::nullopt);  // not ours
-  EXPECT_EQ(t.on_probe_result(probe.id, due + 1ms, false), true);                // short queue: open
+  EXPECT_EQ(t.on_probe_result(probe.id + 1, due + 1ms, false, 1ms), std::nullopt);  // not ours
+  EXPECT_EQ(t.on_probe_result(probe.id, due + 1ms, false, 1ms), true);                // short queue: open
   const auto table = step(t, due + 1ms, true, true);
   ASSERT_EQ(table.send, Send::table);
   EXPECT_EQ(t.state(), TableState::in_flight);
@@ -89,7 +89,8 @@ TEST(SubnetTable, AProbeThatFindsALongQueueHoldsTheTable) {
   ASSERT_EQ(probe.send, Send::probe);
   t.probe_sent(at(1s), true);
   const TimePoint answered = at(1s) + kSaQueueTarget + 100ms;
-  EXPECT_EQ(t.on_probe_result(probe.id, answered, false), false);
+  EXPECT_EQ(t.probe_sent_at(probe.id), at(1s));
+  EXPECT_EQ(t.on_probe_result(probe.id, answered, false, answered - at(1s)), false);
   EXPECT_TRUE(t.held());
   EXPECT_EQ(t.state(), TableState::wanted);
   const TimePoint next = *t.wakeup(answered, true, false);
@@ -104,7 +105,7 @@ TEST(SubnetTable, ASinkThatCannotProbeLetsTheTableGoAtOnce) {
   const auto probe = step(t, at(1s));
   ASSERT_EQ(probe.send, Send::probe);
   t.probe_sent(at(1s), false);
-  EXPECT_EQ(t.on_probe_result(probe.id, at(1s), false), std::nullopt);  // never sent: no answer expected
+  EXPECT_EQ(t.on_probe_result(probe.id, at(1s), false, 0ms), std::nullopt);  // never sent: no answer expected
   EXPECT_EQ(step(t, at(1s)).send, Send::table);
 }
 
@@ -127,7 +128,7 @@ TEST(SubnetTable, ANewWantCancelsWhatIsInFlightAndIgnoresItsAnswer) {
   EXPECT_NE(probe2.id, probe.id);
   t.probe_sent(at(2s), true);
   EXPECT_EQ(t.drop(), std::vector<QueryId>{probe2.id});
-  EXPECT_EQ(t.on_probe_result(probe2.id, at(2s), false), std::nullopt);
+  EXPECT_EQ(t.on_probe_result(probe2.id, at(2s), false, 0ms), std::nullopt);
   EXPECT_EQ(t.state(), TableState::idle);
 }
 

@@ -22,7 +22,7 @@ bool probe(TableGate& gate, Duration waited) {
   const TimePoint sent = *gate.probe_due();
   gate.on_probe_sent(sent);
   EXPECT_FALSE(gate.probe_due());  // one probe at a time
-  return gate.on_probe_result(sent + waited, false);
+  return gate.on_probe_result(sent + waited, false, waited);  // an SA whose base is 0
 }
 
 TEST(TableGate, NothingIsProbedUntilATableIsWanted) {
@@ -51,7 +51,7 @@ TEST(TableGate, ALongQueueHoldsTheTableAtLeastAsLongAsItAndTheWaitDoublesUpToFou
   for (int i = 0; i < 6; ++i) {
     const TimePoint sent = *gate.probe_due();
     gate.on_probe_sent(sent);
-    EXPECT_FALSE(gate.on_probe_result(sent + 1s, false));
+    EXPECT_FALSE(gate.on_probe_result(sent + 1s, false, 1s));
     EXPECT_FALSE(gate.open());
     const Duration gap = *gate.probe_due() - (sent + 1s);
     // max(1 s, 2 x the last) capped at 4 x 1 s, drawn from [0.5, 1.5] x it.
@@ -67,7 +67,7 @@ TEST(TableGate, ALostProbeHoldsTheTableAsALongQueueDoes) {
   TableGate gate(3);
   gate.want(at(0s), 0, at(0s));
   gate.on_probe_sent(at(0s));
-  EXPECT_FALSE(gate.on_probe_result(at(10ms), true));
+  EXPECT_FALSE(gate.on_probe_result(at(10ms), true, 10ms));
   EXPECT_FALSE(gate.open());
   ASSERT_TRUE(gate.probe_due());
   EXPECT_GE(*gate.probe_due(), at(15ms));
