@@ -11,12 +11,15 @@
 // below; it does not multiply the back-off (a GET's four attempts wait at most 4 x 2 s).
 // Without it, a queue at the SA deeper than the fixed 200 ms timer has every MAD sent again, and
 // OpenSM computes every resend anew: at scale that load is what collapses a job start
-// (docs/scale.md measures it). Pure, so that ibat-sim (sim/round_trips.h) times its MADs with the same rule.
+// (docs/scale.md measures it). The smoothing is the core's (core::SaRoundTrip, the port's estimate
+// of the SA that its SaPacer reads): one implementation of RFC 6298's average.
+// Pure, so that ibat-sim (sim/round_trips.h) times its MADs with the same rule.
 #pragma once
 
 #include <algorithm>
 
 #include "core/clock.h"
+#include "core/sa_round_trip.h"
 #include "fabric/retry_policy.h"
 
 namespace ibat::fabric {
@@ -27,16 +30,15 @@ class RoundTripEstimate {
 
   // A request answered at its first attempt, `rtt` after it went out.
   void on_sample(core::Duration rtt) {
-    srtt_ = have_sample_ ? srtt_ + (rtt - srtt_) / 8 : rtt;
-    have_sample_ = true;
+    rtt_.on_answer(rtt);
     backoff_ = core::Duration::zero();
   }
   // An attempt's timer, `timer` long, fired before its answer.
   void on_timeout(core::Duration timer) { backoff_ = std::min(std::max(backoff_, timer * 2), kMaxTimerFloor); }
-  core::Duration srtt() const { return srtt_; }
+  core::Duration srtt() const { return rtt_.srtt(); }
   // The least a MAD attempt should wait: 2 x srtt, or the backed-off timer if longer, at most
   // kMaxTimerFloor; zero before any sample or timeout.
-  core::Duration timer_floor() const { return std::max(std::min(srtt_ * 2, kMaxTimerFloor), backoff_); }
+  core::Duration timer_floor() const { return std::max(std::min(rtt_.srtt() * 2, kMaxTimerFloor), backoff_); }
   // `policy` with every attempt's timer at least the floor (RetryPolicy::floor; its back-off and
   // retries unchanged). A GetTable's own timer (table_retry_policy) lies above it.
   RetryPolicy applied_to(RetryPolicy policy) const {
@@ -45,9 +47,8 @@ class RoundTripEstimate {
   }
 
  private:
-  core::Duration srtt_{0};
+  core::SaRoundTrip rtt_;      // answers to first attempts alone (Karn)
   core::Duration backoff_{0};  // twice the longest timer fired since the last sample; 0 after one
-  bool have_sample_ = false;
 };
 
 }  // namespace ibat::fabric
