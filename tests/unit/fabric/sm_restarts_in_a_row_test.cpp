@@ -3,17 +3,22 @@
 // while the last one's GetTables (SaTables, TableJoin) or port checks and refresh (PortMonitorLogic)
 // are still running. GetTables come back on at every change, a table sent under an older SM never
 // turns them off, and the monitor drops its subscriptions, checks and refreshes per change, the
-// latest change's refresh winning. What faults.table and faults.sm_restart show on the lab only
+// latest change's refresh winning; and SaClient over a fake transport, as ibatd runs them. What faults.table and faults.sm_restart show on the lab only
 // through ibatd's log (docs/fabric.md, "What the unit tests show without a lab").
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
+#include <string>
 #include <vector>
 
+#include <asio/io_context.hpp>
+
 #include "fabric/port_monitor_logic.h"
+#include "fabric/sa_client.h"
 #include "fabric/sa_tables.h"
 #include "fabric/table_join.h"
+#include "fake_sender.h"
 
 namespace ibat::fabric {
 namespace {
@@ -117,6 +122,50 @@ TEST(SmRestartsInARow, TablesLostWhileTheSaSweepsLeaveTablesOn) {
     EXPECT_FALSE(v.tables_off) << i;
   }
   EXPECT_TRUE(port.tables.usable());
+}
+
+// The same through SaClient, answers handed over as the SA would send them: three PathRecord
+// tables, each sent under its own SM, the SM changing after each; OpenSM refuses all three. The
+// two of older SMs leave the tables on; the current SM's turns them off, reported once; the next
+// SM turns them on again.
+TEST(SmRestartsInARow, SaClientTurnsTablesOffOnlyForTheCurrentSmsRefusal) {
+  constexpr core::Lid kSmLid{1};
+  constexpr core::Pkey kPkey{0xFFFF};
+  const core::Gid self = core::Gid::from_parts(0xfe80000000000000ULL, 0x10);
+  asio::io_context loop;
+  test::FakeSender sender;
+  MadRequester requester{loop, sender, 17};
+  SaClient sa{requester, RetryPolicy{5ms, 1, 0.25, 8}, TableOptions{100, true}};
+  sa.set_sm(kSmLid, 0);
+  std::vector<std::string> offs;
+  sa.on_tables_off([&](const std::string& reason) { offs.push_back(reason); });
+  std::vector<PathTable> tables;
+  std::vector<OutgoingMad> path_requests;
+  for (int sm = 0; sm < 3; ++sm) {
+    if (sm > 0) sa.on_sm_changed();
+    ASSERT_TRUE(sa.query_path_table(self, kPkey, [&](const PathTable& t) { tables.push_back(t); })) << sm;
+    path_requests.push_back(sender.sent.back());  // NodeRecord first, then PathRecord
+  }
+  // Refused: unsupported method/attribute combination.
+  const auto refuse = [&](int i) {
+    requester.on_receive(test::table_answer(path_requests.at(i), mad::attr::kPathRecord, {}, 64, kSmLid, 0x000C));
+  };
+  refuse(0);
+  refuse(1);
+  ASSERT_EQ(tables.size(), 2U);
+  EXPECT_EQ(tables[0].error, core::Error::invalid);
+  EXPECT_TRUE(sa.tables_usable()) << "refusals of older SMs";
+  EXPECT_TRUE(offs.empty());
+  refuse(2);
+  ASSERT_EQ(tables.size(), 3U);
+  EXPECT_FALSE(sa.tables_usable());
+  ASSERT_EQ(offs.size(), 1U);
+  EXPECT_EQ(offs[0], tables[2].reason);
+  EXPECT_FALSE(sa.query_path_table(self, kPkey, [&](const PathTable& t) { tables.push_back(t); }));
+  EXPECT_EQ(offs.size(), 1U) << "reported once";
+  sa.on_sm_changed();
+  EXPECT_TRUE(sa.tables_usable());
+  EXPECT_EQ(requester.outstanding(), 0U) << "each refusal cancelled its switches' GetTable";
 }
 
 // fabric.poll_interval_ms 1 s, sm_check_interval_s 60, mad_timeout 200 ms, sm_refresh_spread 2 s.
