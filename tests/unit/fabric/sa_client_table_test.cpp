@@ -2,8 +2,8 @@
 // SaClient's PathRecord GetTable against a fake transport: the two requests (PathRecord by SGID,
 // switches' NodeRecords), records checked and cut to one per DGID without switch port 0, the
 // answers joined in either order, the fall-back to GETs (refused, silent, unreadable, too long,
-// no RMPP) reported once per SM, and the table counters; the SwitchInfoRecord GetTable that sizes
-// the subnet.
+// no RMPP) reported once per SM, late answers after a GET or table failed, and the table counters;
+// the SwitchInfoRecord GetTable that sizes the subnet.
 #include <gtest/gtest.h>
 
 #include <asio/io_context.hpp>
@@ -259,6 +259,69 @@ TEST_F(SaClientTableTest, AnSaThatAnswersGetsButNotTablesTurnsThemOff) {
   EXPECT_EQ(tables[0].reason, "the SA did not answer the PathRecord GetTable (2 attempts)");
   EXPECT_FALSE(sa.tables_usable());
   EXPECT_EQ(offs.size(), 1U);
+}
+
+// Late answers, after their GET or GetTable failed: they complete nothing, count as late, and are
+// no SA answer for a GetTable's verdict, while the port monitor still hears them
+// (MadRequester::on_answer). The first table went unanswered (SA silent: tables stay on); the
+// second is sent; then the first one's answer comes: the second, lost in turn with nothing else
+// answered, is judged the SA silent again, and tables stay on.
+TEST_F(SaClientTableTest, ATablesAnswerAfterItFailedCompletesNothingAndIsNoSaAnswer) {
+  int heard = 0;
+  requester.on_answer([&](core::Lid slid, core::TimePoint) { heard += slid == kSmLid; });
+  ASSERT_TRUE(start());
+  const OutgoingMad first = path_request();
+  loop.run();
+  ASSERT_EQ(tables.size(), 1U);
+  ASSERT_EQ(tables[0].error, core::Error::timeout);
+  ASSERT_TRUE(sa.tables_usable());
+
+  ASSERT_TRUE(start());
+  const std::uint64_t late_before = requester.counters().late_or_duplicate;
+  EXPECT_TRUE(requester.on_receive(table_answer(first, mad::attr::kPathRecord, {bytes_of(path_to(0x20, 32))}, 64, kSmLid)));
+  EXPECT_EQ(requester.counters().late_or_duplicate, late_before + 1);
+  EXPECT_EQ(tables.size(), 1U) << "the late answer completed nothing";
+  EXPECT_EQ(sa.table_counters().answered, 0U);
+  EXPECT_EQ(heard, 1) << "the monitor hears it: the SM's LID is alive";
+
+  loop.restart();  // run() above ran out of work
+  loop.run();
+  ASSERT_EQ(tables.size(), 2U);
+  EXPECT_EQ(tables[1].error, core::Error::timeout);
+  EXPECT_EQ(tables[1].reason,
+            "the SA did not answer the PathRecord GetTable (2 attempts), nor anything else meanwhile: down or sweeping");
+  EXPECT_TRUE(sa.tables_usable());
+  EXPECT_TRUE(offs.empty());
+}
+
+// A GET fails; a table is sent; the GET's answer comes while the table runs. The GET keeps its one
+// result (timeout), the answer counts as late, and the table, lost in turn, is judged the SA
+// silent: had the late answer counted, the table would have turned tables off. (The table goes
+// after the GET has failed, so that no timer's order on a loaded machine decides the case.)
+TEST_F(SaClientTableTest, AGetsAnswerAfterItFailedCompletesNothingAndIsNoSaAnswer) {
+  int heard = 0;
+  requester.on_answer([&](core::Lid slid, core::TimePoint) { heard += slid == kSmLid; });
+  const core::PathQuery get{.id = 7, .sgid = kSelf, .dgid = gid(0x20), .dlid = std::nullopt, .pkey = kPkey, .service_id = std::nullopt, .qos_class = std::nullopt};
+  std::vector<core::QueryResult> gets;
+  sa.query_path(get, [&](const core::QueryResult& r) { gets.push_back(r); });
+  const OutgoingMad get_request = sender.sent.back();
+  loop.run();
+  ASSERT_EQ(gets.size(), 1U);
+  ASSERT_EQ(gets[0].error, core::Error::timeout);
+  loop.restart();  // run() above ran out of work
+  ASSERT_TRUE(start());
+
+  EXPECT_TRUE(requester.on_receive(test::path_answer(get_request, path_to(0x20, 32), kSmLid)));
+  EXPECT_EQ(requester.counters().late_or_duplicate, 1U);
+  EXPECT_EQ(gets.size(), 1U) << "not completed twice";
+  EXPECT_EQ(heard, 1);
+
+  loop.run();
+  ASSERT_EQ(tables.size(), 1U);
+  EXPECT_EQ(tables[0].reason,
+            "the SA did not answer the PathRecord GetTable (2 attempts), nor anything else meanwhile: down or sweeping");
+  EXPECT_TRUE(sa.tables_usable());
+  EXPECT_TRUE(offs.empty());
 }
 
 TEST_F(SaClientTableTest, TheBroadcastGroupsAnswerCountsAsTheSaAnswering) {
