@@ -110,7 +110,8 @@ void Simulator::on_table_timer(const Event& e) {
 
 void Simulator::table_part_done(std::uint32_t n, std::uint64_t table, TablePart part, bool answered) {
   Node& node = nodes_[n];
-  fabric::TableJoin& join = node.tables.find(table)->join;
+  PendingTable& pending = *node.tables.find(table);
+  fabric::TableJoin& join = pending.join;
   // The model's SA answers a table whole and readable, or not at all. Switches cancelled by the
   // paths' failure have ended: their events find them so (live_table_part).
   if (part == TablePart::paths) {
@@ -120,7 +121,7 @@ void Simulator::table_part_done(std::uint32_t n, std::uint64_t table, TablePart 
   }
   if (!join.ended()) return;
   const fabric::TableJoin::Result joined = join.result(node.sa_tables);
-  const core::QueryId id = node.tables.find(table)->id;
+  const core::QueryId id = pending.id;
   node.tables.erase(table);
   core::TableResult result;
   if (joined.ok) {
