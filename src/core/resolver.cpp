@@ -342,8 +342,24 @@ void Resolver::Impl::expire_deadlines(TimePoint t) {
   }
 }
 
+// The scheduler says which GET goes; nothing goes until next_wakeup() when it holds them (and
+// nothing while the port is down). Each one goes out through the outbox with the rest.
 void Resolver::Impl::settle() {
-  pump();
+  while (port_active) {
+    const std::optional<JobId> id = scheduler.next_get(now(), inflight.size(), *this);
+    if (!id) break;
+    Job& job = jobs.at(*id);
+    job.state = JobState::in_flight;
+    job.query = next_id.query++;
+    inflight.emplace(job.query, *id);
+    job.sent_at = now();
+    ++stats.sa_queries;
+    if (job.attempts > 0) ++stats.sa_retries;
+    PathQuery q{.id = job.query, .sgid = job.key.sgid, .dgid = std::nullopt, .dlid = std::nullopt, .pkey = job.key.pkey,
+                .service_id = job.key.qos.sent_service_id(), .qos_class = job.key.qos.sent_qos_class()};
+    if (job.key.by_lid) q.dlid = job.key.dlid; else q.dgid = job.key.dgid;
+    outbox.emplace_back(q);
+  }
   flush_outbox();
 }
 

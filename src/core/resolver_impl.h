@@ -132,7 +132,7 @@ struct Resolver::Impl final : SaScheduler::Jobs {
   // For a request held on a stale entry (stale_fallback) that gets no fresh answer: the entry's
   // last path, or `error` if it has none left (gone, no record).
   ResolveResult held_fallback(const PathKey& key, Error error);
-  void settle();                         // send what can be sent, then run the outbox
+  void settle();  // send the GETs the scheduler lets go, then run the outbox
 
   // resolver_jobs.cpp: jobs, queries, results.
   JobId create_job(const JobKey& key, Requester requester = std::nullopt);
@@ -154,8 +154,6 @@ struct Resolver::Impl final : SaScheduler::Jobs {
   std::size_t count() const override { return jobs.size(); }
   void remember_lid_failure(const LidKey& key, TimePoint until, Error error);
   void start_revalidation(PathCache::Index i);
-  void pump();
-  void send_query(JobId id);
   void accept(JobId id, const PathRecord& path, PathOrigin origin = PathOrigin::sa_get);
   // Valid now, from `origin`; reports a moved DLID.
   void store_path(PathCache::Index i, const PathRecord& path, PathOrigin origin = PathOrigin::sa_get);

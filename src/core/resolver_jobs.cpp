@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Resolver jobs: one query (plus retries) per destination key, sent when the SaScheduler lets
-// it go (pump), query results, backoff, negative caching and the cache-entry bookkeeping that
+// it go (settle, resolver.cpp), query results, backoff, negative caching and the cache-entry bookkeeping that
 // goes with them.
 #include <algorithm>
 #include <cstring>
@@ -80,26 +80,6 @@ std::optional<TimePoint> Resolver::Impl::first_deadline(JobId id) const {
   TimePoint deadline = TimePoint::max();
   for (RequestId w : job.waiters) deadline = std::min(deadline, pending.at(w).deadline);
   return deadline;
-}
-
-// The scheduler says which GET goes; nothing goes until next_wakeup() when it holds them.
-void Resolver::Impl::pump() {
-  if (!port_active) return;
-  while (const std::optional<JobId> id = scheduler.next_get(now(), inflight.size(), *this)) send_query(*id);
-}
-
-void Resolver::Impl::send_query(JobId id) {
-  Job& job = jobs.at(id);
-  job.state = JobState::in_flight;
-  job.query = next_id.query++;
-  inflight.emplace(job.query, id);
-  job.sent_at = now();
-  ++stats.sa_queries;
-  if (job.attempts > 0) ++stats.sa_retries;
-  PathQuery q{.id = job.query, .sgid = job.key.sgid, .dgid = std::nullopt, .dlid = std::nullopt, .pkey = job.key.pkey,
-              .service_id = job.key.qos.sent_service_id(), .qos_class = job.key.qos.sent_qos_class()};
-  if (job.key.by_lid) q.dlid = job.key.dlid; else q.dgid = job.key.dgid;
-  outbox.emplace_back(q);
 }
 
 void Resolver::on_query_result(QueryId query, const QueryResult& result) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // One port's admission of SA queries (docs/design.md, "Admission"): the one rule that says which
 // kind of traffic may send its next GET now, and when the next may go. The Resolver's send loop
-// (pump) and its wake-up time (next_wakeup) both ask it, so they cannot disagree.
+// (Resolver::Impl::settle) and its wake-up time (next_wakeup) both ask it, so they cannot disagree.
 //
 // Traffic kinds, highest priority first:
 //   waited      a request waits on the answer;
