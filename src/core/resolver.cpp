@@ -89,7 +89,7 @@ Stats Resolver::stats() const {
 Resolver::TableSizes Resolver::table_sizes() const {
   const Impl& m = *impl_;
   return {.pending = m.pending.size(), .deadlines = m.deadlines.size(), .jobs = m.jobs.size(),
-          .queued = m.scheduler.queued(), .lid_failures = m.lid_failures.size()};
+          .queued = m.scheduler.queued(), .lid_failures = m.lid_failures.size(), .outbox = m.outbox.capacity()};
 }
 
 const Policy& Resolver::policy() const { return impl_->policy; }
@@ -391,6 +391,8 @@ void Resolver::Impl::flush_outbox() {
     }
   }
   outbox.clear();
+  // A burst (a table's paths stored, every waiter of a port answered) leaves no capacity behind.
+  if (outbox.capacity() > kOutboxKept) std::vector<Outgoing>().swap(outbox);
   draining = false;
 }
 

@@ -127,6 +127,7 @@ class Resolver final : public FabricInput {
     std::size_t jobs = 0;          // queries wanted: by waiters, or for the cache
     std::size_t queued = 0;        // send-queue items (<= 2 x jobs + 64)
     std::size_t lid_failures = 0;  // negative answers of resolve-by-LID (<= Policy::capacity)
+    std::size_t outbox = 0;        // room kept for completions and queries between calls (bounded)
   };
   TableSizes table_sizes() const;
   const Policy& policy() const;

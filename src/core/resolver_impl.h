@@ -255,6 +255,9 @@ struct Resolver::Impl final : SaScheduler::Jobs {
   // stays bounded, and the next call goes on where this one stopped.
   static constexpr std::size_t kPassOverBudget = 64;
   std::vector<Outgoing> outbox;
+  // The outbox keeps room for this many items between flushes (a burst's, one item a path of a
+  // table, would stay allocated for the Resolver's life: a host's whole subnet, for every port).
+  static constexpr std::size_t kOutboxKept = 64;
   bool draining = false;
   struct NextIds {  // each counts from 1: 0 means none
     RequestId request = 1;

@@ -117,5 +117,16 @@ TEST_F(ResolverBounds, AbandonedMissesSendNoFurtherQueries) {
   EXPECT_EQ(sizes.queued, 0u);
 }
 
+// A burst of outgoing items (here every pending request cancelled at once; a table's paths stored
+// for the shared table are another) leaves no room behind: the outbox would otherwise keep a
+// port's largest burst allocated for the daemon's life (in ibat-sim, one a simulated host).
+TEST_F(ResolverBounds, ABurstOfCompletionsLeavesNoOutboxBehind) {
+  for (std::uint64_t n = 1; n <= 1000; ++n) resolve_gid(remote_gid(n));
+  ASSERT_EQ(resolver->table_sizes().pending, 1000u);
+  resolver->cancel_all(Error::cancelled);
+  ASSERT_EQ(rec.count.size(), 1000u);
+  EXPECT_LE(resolver->table_sizes().outbox, 64u);
+}
+
 }  // namespace
 }  // namespace ibat::core::testing
