@@ -26,6 +26,7 @@
 #include "core/clock.h"
 #include "fabric/mad_attempts.h"
 #include "fabric/mad_io.h"
+#include "fabric/mad_requests.h"
 #include "fabric/mad_timers.h"
 #include "fabric/retry_policy.h"
 #include "fabric/round_trip_estimate.h"
@@ -34,32 +35,7 @@
 
 namespace ibat::fabric {
 
-// What a valid response to a request must look like.
-struct MadExpectation {
-  std::uint8_t mgmt_class = 0;
-  std::uint8_t method = 0;       // e.g. GetResp
-  std::uint16_t attr_id = 0;
-  bool check_source_lid = true;  // the response must come from the LID the request went to
-};
-
-// A validated response: its decoded header and the whole received MAD (or RMPP message).
-struct MadAnswer {
-  mad::MadHeader header;
-  std::span<const std::uint8_t> bytes;  // zero-filled to at least 256 bytes
-  std::size_t length = 0;               // the message's length (ReceivedMad::length)
-};
-
-struct RequesterCounters {
-  std::uint64_t sent = 0;               // attempts handed to the transport (retries included)
-  std::uint64_t local_sent = 0;         // of which 0-hop directed-route SMPs to the own port
-  std::uint64_t remote_sent = 0;        // of which to another LID (the SM, the SA)
-  std::uint64_t send_failures = 0;      // attempts the transport refused
-  std::uint64_t received = 0;           // every MAD seen by on_receive
-  std::uint64_t timeouts = 0;           // attempts whose timer fired
-  std::uint64_t retries = 0;            // resends
-  std::uint64_t late_or_duplicate = 0;  // responses with no outstanding request
-  std::uint64_t invalid_responses = 0;  // matched a TID but failed validation
-};
+// MadExpectation, MadAnswer and RequesterCounters: mad_requests.h.
 
 class MadRequester {
  public:
