@@ -1,37 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// MadRequester: the outstanding-request table shared by every MAD client on a port. It allocates
-// TIDs, matches responses on the low 32 bits of the TID (umad2sim rewrites the upper 32), validates
-// each response (class, response method, attribute, source LID) before handing it over, runs its
-// own per-attempt timer (umad2sim ignores umad_send's timeout/retries) and resends with exponential
-// backoff and jitter; each request's MadAttempts decides its timers, resend or fail, and the
-// kernel's wait. Each remote manager's timers follow its round trip (RoundTripEstimate: at least
-// twice its smoothed answer time), so a queue at the SA is waited for, not resent into; each kind
-// of GetTable's follow the records the SA computes for it as well (TableTimer); MadTimers composes
-// them and takes the samples. ibat-sim runs MadAttempts and MadTimers too. Late, duplicate and
-// invalid responses are dropped and counted.
+// MadRequester: a port's MAD requests over its transport and asio loop, shared by every MAD client
+// on the port (SaClient, PortMonitor, TrapSubscriber). MadRequests (mad_requests.h) decides
+// everything without I/O: the TIDs, matching and validating responses, each request's attempts
+// (resend with backoff and jitter, or fail), the timers that follow each remote manager's round
+// trip and each kind of GetTable's records, the counters. MadRequester does what it says: sends
+// each attempt through the MadSender, runs one asio timer per request (umad2sim ignores
+// umad_send's timeout/retries), reads the clock once per event and passes it in, and calls the
+// request's handler and the observers.
 // Runs on the owner's asio loop thread only.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <memory>
-#include <optional>
-#include <random>
-#include <span>
 #include <unordered_map>
 
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 
 #include "core/clock.h"
-#include "fabric/mad_attempts.h"
 #include "fabric/mad_io.h"
 #include "fabric/mad_requests.h"
-#include "fabric/mad_timers.h"
-#include "fabric/retry_policy.h"
 #include "fabric/round_trip_estimate.h"
 #include "fabric/table_timer.h"
-#include "mad/mad_header.h"
 
 namespace ibat::fabric {
 
@@ -39,7 +29,7 @@ namespace ibat::fabric {
 
 class MadRequester {
  public:
-  using Handle = std::uint32_t;  // the low 32 bits of the TID
+  using Handle = MadRequests::Handle;  // the low 32 bits of the TID
   // answer == nullptr: every attempt timed out.
   using AnswerHandler = std::function<void(const MadAnswer* answer)>;
 
@@ -56,20 +46,20 @@ class MadRequester {
   bool cancel(Handle handle);
   // Further attempts of every outstanding request on `route` go to `dlid` (e.g. a new SM LID).
   void retarget(MadRoute route, core::Lid dlid);
-  std::size_t outstanding() const { return outstanding_.size(); }
+  std::size_t outstanding() const { return requests_.outstanding(); }
 
   // Feeds one received MAD. Returns true if it was a response (matched or dropped), false for a
   // request/unsolicited MAD (e.g. a Report) that another component should handle.
   bool on_receive(const ReceivedMad& mad);
 
-  const RequesterCounters& counters() const { return counters_; }
+  const RequesterCounters& counters() const { return requests_.counters(); }
   // The round trip of `mgmt_class` requests to `dlid` (the SA's, the SM's); null before any
-  // request to it was answered at its first attempt.
+  // request to it was answered at its first attempt or timed out.
   const RoundTripEstimate* round_trip(std::uint8_t mgmt_class, core::Lid dlid) const {
-    return timers_.round_trip(mgmt_class, dlid);
+    return requests_.round_trip(mgmt_class, dlid);
   }
   // The timer of `attr_id` GetTables to `dlid` (the SA's); null before any was answered or timed out.
-  const TableTimer* table_timer(std::uint16_t attr_id, core::Lid dlid) const { return timers_.table_timer(attr_id, dlid); }
+  const TableTimer* table_timer(std::uint16_t attr_id, core::Lid dlid) const { return requests_.table_timer(attr_id, dlid); }
 
   // Called on every timed-out attempt to another LID (the SM or SA may have gone): route, DLID,
   // and when the attempt went out. Whether it is a sign of their loss (nothing heard from them
@@ -81,20 +71,23 @@ class MadRequester {
   void on_answer(AnswerObserver observer) { answer_observer_ = std::move(observer); }
 
  private:
-  struct Outstanding;
-  void send_attempt(Outstanding& entry);
+  // What a request needs beyond MadRequests: its attempt timer and its handler.
+  struct Pending {
+    explicit Pending(asio::io_context& loop) : timer(loop) {}
+    asio::steady_timer timer;
+    AnswerHandler on_answer;
+  };
+  void send(Pending& pending, const MadRequests::Attempt& attempt);
   void on_timer(Handle handle, std::uint32_t attempt);
-  static TimedRequest timed(const Outstanding& entry);
+  // Ends request `handle` (answered or failed): its timer goes, then its handler is called.
+  void complete(Handle handle, const MadAnswer* answer);
 
   asio::io_context& loop_;
   MadSender& sender_;
-  std::mt19937_64 rng_;
-  std::uint32_t next_tid_;
-  std::unordered_map<Handle, std::unique_ptr<Outstanding>> outstanding_;
-  RequesterCounters counters_;
+  MadRequests requests_;
+  std::unordered_map<Handle, Pending> pending_;  // one per outstanding request of requests_
   RemoteTimeoutObserver remote_timeout_observer_;
   AnswerObserver answer_observer_;
-  MadTimers timers_;  // each remote manager's round trip and each kind of GetTable's timer
 };
 
 }  // namespace ibat::fabric
