@@ -4,7 +4,9 @@
 # fault suite's config and load: 1,500 requests/s, 20 % FORCE_SA) through 6 s at 10 % MAD loss on
 # daemon A's port, 6 s at 50 %, then 6 s at 10 % again (30 s deadline, so that nothing fails and
 # the wait shows). Every ~0.5 s a row of A's `ibat stats`: time since the start, sa_window,
-# sa_queries, sa_timeouts, sa_retries, pending, misses; `#` rows mark the phases. Binaries from
+# sa_queries, sa_timeouts, sa_retries, pending, misses, sa_tables, sa_tables_answered,
+# sa_tables_failed, sa_probes, and the fabric's mad_timeouts, mad_retries and sa_srtt_us; `#` rows
+# mark the phases. Binaries from
 # IBAT_BIN_DIR (default build-test/bin; ibatd, ibat, ibat-load). docs/reliability.md quotes it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,13 +21,19 @@ args=(--socket "$(sock A)" --socket "$(sock B)" --dgids "$DGIDS" --connections 4
       --uncached-share 0.2 --duration 6)
 start=$(date +%s.%N)
 since() { python3 -c "import time; print('%.2f' % (time.time() - $start))"; }
-printf 't_s\tsa_window\tsa_queries\tsa_timeouts\tsa_retries\tpending\tmisses\n' >"$OUT"
+cols=(sa_window sa_queries sa_timeouts sa_retries pending misses sa_tables sa_tables_answered sa_tables_failed sa_probes
+      fabric.mad_timeouts fabric.mad_retries fabric.sa_srtt_us)
+(IFS=$'\t'; echo "t_s	${cols[*]}") >"$OUT"
 ( while :; do
     t=$(since)
     cli A stats --json 2>/dev/null | python3 -c '
 import json, sys
 s = json.load(sys.stdin)
-print(sys.argv[1], *[s.get(k, "") for k in ("sa_window", "sa_queries", "sa_timeouts", "sa_retries", "pending", "misses")], sep="\t")' "$t" >>"$OUT"
+def get(key):
+    v = s
+    for part in key.split("."): v = v.get(part, "") if isinstance(v, dict) else ""
+    return v
+print(sys.argv[1], *[get(k) for k in sys.argv[2:]], sep="\t")' "$t" "${cols[@]}" >>"$OUT"
     sleep 0.25
   done ) &
 poller=$!
