@@ -31,11 +31,11 @@ class RoundTrips {
   }
   // The answer (at `answer_ns`) to a single-MAD request `mad` of `node` (not a GetTable).
   void on_answer(std::uint32_t node, Manager manager, const MadAttempts& mad, std::int64_t answer_ns) {
-    timers_[node].on_answer(request(manager), mad.attempt(), core::Duration(answer_ns - mad.sent_ns()), 0);
+    timers_[node].on_answer(request(manager), mad.attempt(), core::Duration(answer_ns - mad.sent_ns()), 0, at(answer_ns));
   }
   // The running attempt of `mad` timed out at `now_ns` (before next_attempt()).
   void on_timeout(std::uint32_t node, Manager manager, const MadAttempts& mad, std::int64_t now_ns) {
-    timers_[node].on_timeout(request(manager), core::Duration(now_ns - mad.sent_ns()));
+    timers_[node].on_timeout(request(manager), core::Duration(now_ns - mad.sent_ns()), at(now_ns));
   }
   // `policy` as MadRequester applies it to an attempt of a `kind` GetTable of `node`.
   fabric::RetryPolicy table_policy(std::uint32_t node, TableKind kind, const fabric::RetryPolicy& policy) const {
@@ -44,19 +44,20 @@ class RoundTrips {
   // The answer (at `answer_ns`) to GetTable `mad` of `node`, `records` long.
   void on_table_answer(std::uint32_t node, TableKind kind, const MadAttempts& mad, std::int64_t answer_ns,
                        std::size_t records) {
-    timers_[node].on_answer(request(kind), mad.attempt(), core::Duration(answer_ns - mad.sent_ns()), records);
+    timers_[node].on_answer(request(kind), mad.attempt(), core::Duration(answer_ns - mad.sent_ns()), records, at(answer_ns));
   }
   // A `kind` GetTable of `node`, `records` long, answered at its first attempt `rtt` after it went.
-  void on_table_sample(std::uint32_t node, TableKind kind, core::Duration rtt, std::size_t records) {
-    timers_[node].on_answer(request(kind), 0, rtt, records);
+  void on_table_sample(std::uint32_t node, TableKind kind, core::Duration rtt, std::size_t records, std::int64_t now_ns) {
+    timers_[node].on_answer(request(kind), 0, rtt, records, at(now_ns));
   }
   // The running attempt of GetTable `mad` timed out at `now_ns` (before next_attempt()).
   void on_table_timeout(std::uint32_t node, TableKind kind, const MadAttempts& mad, std::int64_t now_ns) {
-    timers_[node].on_timeout(request(kind), core::Duration(now_ns - mad.sent_ns()));
+    timers_[node].on_timeout(request(kind), core::Duration(now_ns - mad.sent_ns()), at(now_ns));
   }
 
  private:
   static constexpr core::Lid kSmLid{1};  // any LID: the simulated SM and SA never move
+  static core::TimePoint at(std::int64_t ns) { return core::TimePoint(core::Duration(ns)); }
 
   static fabric::TimedRequest request(Manager manager) {
     return {.remote = true, .mgmt_class = static_cast<std::uint8_t>(manager), .attr_id = 0, .table = false, .dlid = kSmLid};

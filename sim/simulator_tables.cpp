@@ -145,7 +145,7 @@ void Simulator::answer_table_before_run(std::uint32_t n) {
   ++tables_before_run_;
   // Its daemon measured that table as it measures every first attempt's answer: on an idle SA.
   const SaQuery query = table_query(TablePart::paths);
-  round_trips_.on_table_sample(n, TableKind::paths, core::Duration(2 * sa_.latency_ns() + sa_.options().work_ns(query.records)), query.records);
+  round_trips_.on_table_sample(n, TableKind::paths, core::Duration(2 * sa_.latency_ns() + sa_.options().work_ns(query.records)), query.records, now_ns_);
   node.resolver->on_table_result(std::exchange(node.table_before_run, 0), subnet_table(n));
 }
 

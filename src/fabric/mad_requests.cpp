@@ -55,7 +55,7 @@ MadRequests::Timeout MadRequests::on_timer(Handle handle, std::uint32_t attempt,
   ++counters_.timeouts;
   Outstanding& entry = it->second;
   Timeout out{.route = entry.request.route, .dlid = entry.request.dlid, .attempt_sent = entry.attempts.sent()};
-  timers_.on_timeout(timed(entry), now - out.attempt_sent);
+  timers_.on_timeout(timed(entry), now - out.attempt_sent, now);
   if (entry.attempts.timed_out(entry.policy)) {
     ++counters_.retries;
     out.kind = Timeout::Kind::resend;
@@ -97,7 +97,7 @@ MadRequests::Received MadRequests::on_receive(const ReceivedMad& mad, core::Time
   const std::size_t records =
       request.table ? mad::sa_table_records(std::span<const std::uint8_t>(mad.bytes).first(std::min(mad.length, mad.bytes.size()))) : 0;
   const AttemptAnswer answered = entry.attempts.answered(now);
-  timers_.on_answer(request, answered.attempt, answered.round_trip, records);
+  timers_.on_answer(request, answered.attempt, answered.round_trip, records, now);
   outstanding_.erase(it);
   return {.kind = Kind::answered, .handle = handle, .answer = MadAnswer{*header, mad.bytes, mad.length}};
 }

@@ -30,18 +30,18 @@ RetryPolicy MadTimers::policy_now(const TimedRequest& request, const RetryPolicy
 }
 
 void MadTimers::on_answer(const TimedRequest& request, std::uint32_t attempt, core::Duration rtt,
-                          std::size_t records) {
+                          std::size_t records, core::TimePoint now) {
   if (!request.remote || attempt != 0) return;
-  if (!request.table) return at(round_trips_, key(request.mgmt_class, request.dlid)).on_sample(rtt);
+  if (!request.table) return at(round_trips_, key(request.mgmt_class, request.dlid)).on_sample(rtt, now);
   const RoundTripEstimate* queue = round_trip(request.mgmt_class, request.dlid);
   at(table_timers_, key(request.attr_id, request.dlid))
       .on_sample(rtt, records, queue == nullptr ? core::Duration::zero() : queue->srtt());
 }
 
-void MadTimers::on_timeout(const TimedRequest& request, core::Duration fired) {
+void MadTimers::on_timeout(const TimedRequest& request, core::Duration fired, core::TimePoint now) {
   if (!request.remote) return;
   if (request.table) return at(table_timers_, key(request.attr_id, request.dlid)).on_timeout(fired);
-  at(round_trips_, key(request.mgmt_class, request.dlid)).on_timeout(fired);
+  at(round_trips_, key(request.mgmt_class, request.dlid)).on_timeout(fired, now);
 }
 
 const RoundTripEstimate* MadTimers::round_trip(std::uint8_t mgmt_class, core::Lid dlid) const {

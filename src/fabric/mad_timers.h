@@ -8,7 +8,7 @@
 // Only an answer to a request's first attempt is a sample (Karn: an answer after a resend may
 // belong to either send); a single MAD times its manager's round trip, a GetTable its kind's records
 // (its long, records-laden answer is no sample of the queue); a timer that fired backs off the
-// one it times. A MAD to the own port (0-hop directed route) is neither timed nor raised.
+// one it times (a round trip's only if its attempt went out after that manager's last sample). A MAD to the own port (0-hop directed route) is neither timed nor raised.
 // Pure, time passed in: MadRequester (ibatd) and ibat-sim (sim/round_trips.h) run it.
 #pragma once
 
@@ -38,11 +38,12 @@ class MadTimers {
  public:
   // `policy` as attempts of `request` should wait by now.
   RetryPolicy policy_now(const TimedRequest& request, const RetryPolicy& policy) const;
-  // Attempt `attempt` (0 = the first send) of `request` was answered `rtt` after it went out; a
-  // GetTable's answer held `records` records.
-  void on_answer(const TimedRequest& request, std::uint32_t attempt, core::Duration rtt, std::size_t records);
-  // An attempt of `request` timed out, its timer `fired` long.
-  void on_timeout(const TimedRequest& request, core::Duration fired);
+  // Attempt `attempt` (0 = the first send) of `request` was answered at `now`, `rtt` after it went
+  // out; a GetTable's answer held `records` records.
+  void on_answer(const TimedRequest& request, std::uint32_t attempt, core::Duration rtt, std::size_t records,
+                 core::TimePoint now);
+  // An attempt of `request` timed out at `now`, its timer `fired` long.
+  void on_timeout(const TimedRequest& request, core::Duration fired, core::TimePoint now);
 
   // The round trip of `mgmt_class` requests to `dlid`; null before one was answered at its first
   // attempt or timed out.

@@ -7,7 +7,10 @@
 // Behind a queue longer than the timer no first attempt is answered in time, so there is no sample:
 // as TCP keeps its backed-off timer until a new sample, a timed-out attempt has every later
 // attempt to that manager wait at least twice the timer that fired (at most kMaxTimerFloor), until
-// an answer to a first attempt times the round trip again. The floor bounds each attempt from
+// an answer to a first attempt times the round trip again. An attempt that went out before the
+// last sample backs nothing off: that answer says the manager answers in time now, so the loss was
+// the fabric's (a timer armed long in a lossy spell would otherwise put the floor back at
+// kMaxTimerFloor, docs/reliability.md "Not held: 10 % loss right after 50 %"). The floor bounds each attempt from
 // below; it does not multiply the back-off (a GET's four attempts wait at most 4 x 2 s).
 // Without it, a queue at the SA deeper than the fixed 200 ms timer has every MAD sent again, and
 // OpenSM computes every resend anew: at scale that load is what collapses a job start
@@ -28,13 +31,17 @@ class RoundTripEstimate {
  public:
   static constexpr core::Duration kMaxTimerFloor = std::chrono::seconds(10);
 
-  // A request answered at its first attempt, `rtt` after it went out.
-  void on_sample(core::Duration rtt) {
+  // A request answered at its first attempt at `now`, `rtt` after it went out.
+  void on_sample(core::Duration rtt, core::TimePoint now) {
     rtt_.on_answer(rtt);
     backoff_ = core::Duration::zero();
+    last_sample_ = now;
   }
-  // An attempt's timer, `timer` long, fired before its answer.
-  void on_timeout(core::Duration timer) { backoff_ = std::min(std::max(backoff_, timer * 2), kMaxTimerFloor); }
+  // An attempt's timer, `timer` long, fired at `now` before its answer.
+  void on_timeout(core::Duration timer, core::TimePoint now) {
+    if (now - timer < last_sample_) return;  // sent before the last sample: the fabric lost it
+    backoff_ = std::min(std::max(backoff_, timer * 2), kMaxTimerFloor);
+  }
   core::Duration srtt() const { return rtt_.srtt(); }
   // The least a MAD attempt should wait: 2 x srtt, or the backed-off timer if longer, at most
   // kMaxTimerFloor; zero before any sample or timeout.
@@ -49,6 +56,7 @@ class RoundTripEstimate {
  private:
   core::SaRoundTrip rtt_;      // answers to first attempts alone (Karn)
   core::Duration backoff_{0};  // twice the longest timer fired since the last sample; 0 after one
+  core::TimePoint last_sample_ = core::TimePoint::min();  // when the last sample's answer came
 };
 
 }  // namespace ibat::fabric

@@ -26,7 +26,7 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/${DAEMON_PID[$1]}/status"; }
 # The allowance is the fault's peak working set, which the allocator keeps when the baseline comes
 # before the fault. faults.loss and faults.clients, whose peaks came nearest to it (up to 84 % of
 # it under ASan: ~1,800 queries outstanding at 50 % MAD loss, 500 connections' buffers), run their
-# faults twice (faults.loss its 50 % phase) and take the baseline between the rounds.
+# faults twice and take the baseline between the rounds.
 # Leaks proper are LeakSanitizer's job (detect_leaks=1, checked at exit); this catches growth that
 # scales with the load (a map never pruned), which 9,000+ requests per scenario push far past it.
 expect_rss_stable() {

@@ -33,7 +33,7 @@ TEST(LateAnswers, AnAnswerAfterTheResendCompletesOnceAndTimesNothing) {
   MadAttempts mad;
   const core::TimePoint fired = mad.send(kStart, timers.policy_now(get, policy), rng);
   ASSERT_TRUE(mad.timed_out(policy));
-  timers.on_timeout(get, fired - mad.sent());
+  timers.on_timeout(get, fired - mad.sent(), fired);
   const core::TimePoint resend_fires = mad.send(fired, timers.policy_now(get, policy), rng);
   EXPECT_GT(resend_fires - fired, 200ms) << "the resend waits longer";
 
@@ -41,7 +41,7 @@ TEST(LateAnswers, AnAnswerAfterTheResendCompletesOnceAndTimesNothing) {
   EXPECT_EQ(late.attempt, 1U);
   EXPECT_EQ(late.round_trip, 50ms) << "from the resend: not the SA's round trip";
   EXPECT_EQ(mad.deadline(), MadAttempts::kNoTimer) << "complete: the resend's timer is void";
-  timers.on_answer(get, late.attempt, late.round_trip, 0);
+  timers.on_answer(get, late.attempt, late.round_trip, 0, fired + 50ms);
   ASSERT_NE(timers.round_trip(mad::mgmt_class::kSubnAdm, kSmLid), nullptr);
   EXPECT_EQ(timers.round_trip(mad::mgmt_class::kSubnAdm, kSmLid)->srtt(), 0ns) << "no sample";
   EXPECT_GT(timers.policy_now(get, policy).attempt_timeout(0, 0.0), 200ms) << "still backed off";
@@ -50,7 +50,7 @@ TEST(LateAnswers, AnAnswerAfterTheResendCompletesOnceAndTimesNothing) {
   MadAttempts next;
   next.send(resend_fires, timers.policy_now(get, policy), rng);
   const AttemptAnswer prompt = next.answered(resend_fires + 30ms);
-  timers.on_answer(get, prompt.attempt, prompt.round_trip, 0);
+  timers.on_answer(get, prompt.attempt, prompt.round_trip, 0, resend_fires + 30ms);
   EXPECT_EQ(timers.round_trip(mad::mgmt_class::kSubnAdm, kSmLid)->srtt(), 30ms);
 }
 

@@ -12,6 +12,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
+core::TimePoint at(core::Duration d) { return core::TimePoint(d); }
+
 constexpr core::Lid kSmLid{7};
 constexpr std::uint8_t kSa = 0x03;  // SubnAdm
 constexpr std::uint8_t kSm = 0x01;  // SubnMgmt, LID-routed (SMInfo)
@@ -35,10 +37,10 @@ TEST(MadTimers, NothingMeasuredLeavesEveryPolicyAsGiven) {
 
 TEST(MadTimers, OnlyAnAnswerToTheFirstAttemptIsASample) {
   MadTimers t;
-  t.on_answer(get, 1, 900ms, 0);
+  t.on_answer(get, 1, 900ms, 0, at(10s));
   EXPECT_EQ(t.round_trip(kSa, kSmLid), nullptr) << "an answer after a resend may be either send's (Karn)";
   EXPECT_EQ(t.policy_now(get, kGet).attempt_timeout(0, 0.0), 200ms);
-  t.on_answer(get, 0, 300ms, 0);
+  t.on_answer(get, 0, 300ms, 0, at(20s));
   ASSERT_NE(t.round_trip(kSa, kSmLid), nullptr);
   EXPECT_EQ(t.round_trip(kSa, kSmLid)->srtt(), 300ms);
   EXPECT_EQ(t.policy_now(get, kGet).attempt_timeout(0, 0.0), 600ms) << "twice the round trip";
@@ -47,8 +49,8 @@ TEST(MadTimers, OnlyAnAnswerToTheFirstAttemptIsASample) {
 
 TEST(MadTimers, EachManagerAndLidHasItsOwnRoundTrip) {
   MadTimers t;
-  t.on_answer(sm_info, 0, 50ms, 0);
-  t.on_answer(get, 0, 400ms, 0);
+  t.on_answer(sm_info, 0, 50ms, 0, at(30s));
+  t.on_answer(get, 0, 400ms, 0, at(40s));
   EXPECT_EQ(t.policy_now(sm_info, kGet).attempt_timeout(0, 0.0), 200ms) << "the SA's queue is not the SM's";
   EXPECT_EQ(t.policy_now(get, kGet).attempt_timeout(0, 0.0), 800ms);
   TimedRequest moved = get;
@@ -58,37 +60,37 @@ TEST(MadTimers, EachManagerAndLidHasItsOwnRoundTrip) {
 
 TEST(MadTimers, ATimeoutBacksOffItsManagersTimerUntilTheNextSample) {
   MadTimers t;
-  t.on_timeout(get, 200ms);
+  t.on_timeout(get, 200ms, at(10s));
   EXPECT_EQ(t.policy_now(get, kGet).attempt_timeout(0, 0.0), 400ms);
   EXPECT_EQ(t.policy_now(sm_info, kGet).attempt_timeout(0, 0.0), 200ms);
-  t.on_answer(get, 0, 100ms, 0);
+  t.on_answer(get, 0, 100ms, 0, at(20s));
   EXPECT_EQ(t.policy_now(get, kGet).attempt_timeout(0, 0.0), 200ms) << "the sample ends the back-off";
 }
 
 // 10,000 records in 3.35 s while the GETs took 20 ms: the next path table waits 2 x (20 ms + 3.33 s).
 TEST(MadTimers, AGetTableTimesItsKindsRecordsNotTheRoundTrip) {
   MadTimers t;
-  t.on_answer(get, 0, 20ms, 0);
-  t.on_answer(paths, 0, 3350ms, 10'000);
+  t.on_answer(get, 0, 20ms, 0, at(60s));
+  t.on_answer(paths, 0, 3350ms, 10'000, at(70s));
   EXPECT_EQ(t.round_trip(kSa, kSmLid)->srtt(), 20ms) << "a table is no sample of the SA's queue";
   ASSERT_NE(t.table_timer(kPaths, kSmLid), nullptr);
   EXPECT_DOUBLE_EQ(t.table_timer(kPaths, kSmLid)->per_record_ns(), 333'000.0);
   EXPECT_EQ(t.policy_now(paths, table_retry_policy(kGet)).attempt_timeout(0, 0.0), 6700ms);
   EXPECT_EQ(t.policy_now(switches, table_retry_policy(kGet)).attempt_timeout(0, 0.0), 4s) << "another kind";
   EXPECT_EQ(t.policy_now(get, kGet).attempt_timeout(0, 0.0), 200ms);
-  t.on_answer(paths, 1, 60s, 10);
+  t.on_answer(paths, 1, 60s, 10, at(80s));
   EXPECT_DOUBLE_EQ(t.table_timer(kPaths, kSmLid)->per_record_ns(), 333'000.0) << "Karn for tables too";
 }
 
 TEST(MadTimers, ATableIsRaisedToItsManagersRoundTripToo) {
   MadTimers t;
-  t.on_timeout(get, 4s);  // the GETs' timer backs off to 8 s, above the table's fixed 4 s
+  t.on_timeout(get, 4s, at(90s));  // the GETs' timer backs off to 8 s, above the table's fixed 4 s
   EXPECT_EQ(t.policy_now(paths, table_retry_policy(kGet)).attempt_timeout(0, 0.0), 8s);
 }
 
 TEST(MadTimers, ATableTimeoutBacksOffItsKindOnly) {
   MadTimers t;
-  t.on_timeout(paths, 4s);
+  t.on_timeout(paths, 4s, at(100s));
   EXPECT_EQ(t.round_trip(kSa, kSmLid), nullptr) << "a table's long timer says more of an SA gone than of its queue";
   EXPECT_EQ(t.policy_now(paths, table_retry_policy(kGet)).attempt_timeout(0, 0.0), 8s);
   EXPECT_EQ(t.policy_now(switches, table_retry_policy(kGet)).attempt_timeout(0, 0.0), 4s);
@@ -99,10 +101,10 @@ TEST(MadTimers, AMadToTheOwnPortIsNeitherTimedNorRaised) {
   MadTimers t;
   TimedRequest local = get;
   local.remote = false;
-  t.on_answer(local, 0, 300ms, 0);
-  t.on_timeout(local, 200ms);
+  t.on_answer(local, 0, 300ms, 0, at(10s));
+  t.on_timeout(local, 200ms, at(20s));
   EXPECT_EQ(t.round_trip(kSa, kSmLid), nullptr);
-  t.on_answer(get, 0, 300ms, 0);
+  t.on_answer(get, 0, 300ms, 0, at(30s));
   EXPECT_EQ(t.policy_now(local, kGet).attempt_timeout(0, 0.0), 200ms);
 }
 
