@@ -10,8 +10,8 @@
 // an answer to a first attempt times the round trip again. An attempt that went out before the
 // last sample backs nothing off: that answer says the manager answers in time now, so the loss was
 // the fabric's (a timer armed long in a lossy spell would otherwise put the floor back at
-// kMaxTimerFloor, docs/reliability.md "Not held: 10 % loss right after 50 %"). The floor bounds each attempt from
-// below; it does not multiply the back-off (a GET's four attempts wait at most 4 x 2 s).
+// kMaxTimerFloor: docs/reliability.md, "10 % loss right after 50 %"). The floor bounds each
+// attempt from below; it does not multiply the back-off (a GET's four attempts wait at most 4 x 2 s).
 // Without it, a queue at the SA deeper than the fixed 200 ms timer has every MAD sent again, and
 // OpenSM computes every resend anew: at scale that load is what collapses a job start
 // (docs/scale.md measures it). The smoothing is the core's (core::SaRoundTrip, the port's estimate

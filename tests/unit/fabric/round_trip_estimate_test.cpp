@@ -46,7 +46,7 @@ TEST(RoundTripEstimate, TimeoutsBackTheFloorOffUntilTheNextSample) {
 // A sample says the manager answers in time: an attempt sent before it that times out later was
 // lost by the fabric, and backs nothing off. Without this, a timer armed long in a lossy spell
 // put the floor back at the ceiling after the SA had answered promptly again
-// (docs/reliability.md, "Not held: 10 % loss right after 50 %").
+// (docs/reliability.md, "10 % loss right after 50 %").
 TEST(RoundTripEstimate, AnAttemptSentBeforeTheLastSampleBacksNothingOff) {
   RoundTripEstimate e;
   e.on_sample(1ms, at(1s));
