@@ -35,12 +35,12 @@ void MadTimers::on_answer(const TimedRequest& request, std::uint32_t attempt, co
   if (!request.table) return at(round_trips_, key(request.mgmt_class, request.dlid)).on_sample(rtt, now);
   const RoundTripEstimate* queue = round_trip(request.mgmt_class, request.dlid);
   at(table_timers_, key(request.attr_id, request.dlid))
-      .on_sample(rtt, records, queue == nullptr ? core::Duration::zero() : queue->srtt());
+      .on_sample(rtt, records, queue == nullptr ? core::Duration::zero() : queue->srtt(), now);
 }
 
 void MadTimers::on_timeout(const TimedRequest& request, core::Duration fired, core::TimePoint now) {
   if (!request.remote) return;
-  if (request.table) return at(table_timers_, key(request.attr_id, request.dlid)).on_timeout(fired);
+  if (request.table) return at(table_timers_, key(request.attr_id, request.dlid)).on_timeout(fired, now);
   at(round_trips_, key(request.mgmt_class, request.dlid)).on_timeout(fired, now);
 }
 

@@ -8,7 +8,7 @@
 // Only an answer to a request's first attempt is a sample (Karn: an answer after a resend may
 // belong to either send); a single MAD times its manager's round trip, a GetTable its kind's records
 // (its long, records-laden answer is no sample of the queue); a timer that fired backs off the
-// one it times (a round trip's only if its attempt went out after that manager's last sample). A MAD to the own port (0-hop directed route) is neither timed nor raised.
+// one it times if its attempt went out after that one's last sample (TimerBackoff). A MAD to the own port (0-hop directed route) is neither timed nor raised.
 // Pure, time passed in: MadRequester (ibatd) and ibat-sim (sim/round_trips.h) run it.
 #pragma once
 

@@ -5,12 +5,7 @@
 // may belong to either send); the estimate is their 1/8-gain moving average, and every attempt to
 // that manager then waits at least twice it, at most kMaxTimerFloor.
 // Behind a queue longer than the timer no first attempt is answered in time, so there is no sample:
-// as TCP keeps its backed-off timer until a new sample, a timed-out attempt has every later
-// attempt to that manager wait at least twice the timer that fired (at most kMaxTimerFloor), until
-// an answer to a first attempt times the round trip again. An attempt that went out before the
-// last sample backs nothing off: that answer says the manager answers in time now, so the loss was
-// the fabric's (a timer armed long in a lossy spell would otherwise put the floor back at
-// kMaxTimerFloor: docs/reliability.md, "10 % loss right after 50 %"). The floor bounds each
+// timeouts back the floor off as TCP does (TimerBackoff, up to kMaxTimerFloor). The floor bounds each
 // attempt from below; it does not multiply the back-off (a GET's four attempts wait at most 4 x 2 s).
 // Without it, a queue at the SA deeper than the fixed 200 ms timer has every MAD sent again, and
 // OpenSM computes every resend anew: at scale that load is what collapses a job start
@@ -24,6 +19,7 @@
 #include "core/clock.h"
 #include "core/sa_round_trip.h"
 #include "fabric/retry_policy.h"
+#include "fabric/timer_backoff.h"
 
 namespace ibat::fabric {
 
@@ -34,18 +30,14 @@ class RoundTripEstimate {
   // A request answered at its first attempt at `now`, `rtt` after it went out.
   void on_sample(core::Duration rtt, core::TimePoint now) {
     rtt_.on_answer(rtt);
-    backoff_ = core::Duration::zero();
-    last_sample_ = now;
+    backoff_.on_sample(now);
   }
   // An attempt's timer, `timer` long, fired at `now` before its answer.
-  void on_timeout(core::Duration timer, core::TimePoint now) {
-    if (now - timer < last_sample_) return;  // sent before the last sample: the fabric lost it
-    backoff_ = std::min(std::max(backoff_, timer * 2), kMaxTimerFloor);
-  }
+  void on_timeout(core::Duration timer, core::TimePoint now) { backoff_.on_timeout(timer, now, kMaxTimerFloor); }
   core::Duration srtt() const { return rtt_.srtt(); }
   // The least a MAD attempt should wait: 2 x srtt, or the backed-off timer if longer, at most
   // kMaxTimerFloor; zero before any sample or timeout.
-  core::Duration timer_floor() const { return std::max(std::min(rtt_.srtt() * 2, kMaxTimerFloor), backoff_); }
+  core::Duration timer_floor() const { return std::max(std::min(rtt_.srtt() * 2, kMaxTimerFloor), backoff_.floor()); }
   // `policy` with every attempt's timer at least the floor (RetryPolicy::floor; its back-off and
   // retries unchanged). A GetTable's own timer (table_retry_policy) lies above it.
   RetryPolicy applied_to(RetryPolicy policy) const {
@@ -54,9 +46,8 @@ class RoundTripEstimate {
   }
 
  private:
-  core::SaRoundTrip rtt_;      // answers to first attempts alone (Karn)
-  core::Duration backoff_{0};  // twice the longest timer fired since the last sample; 0 after one
-  core::TimePoint last_sample_ = core::TimePoint::min();  // when the last sample's answer came
+  core::SaRoundTrip rtt_;  // answers to first attempts alone (Karn)
+  TimerBackoff backoff_;
 };
 
 }  // namespace ibat::fabric
