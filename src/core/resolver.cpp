@@ -295,17 +295,12 @@ void Resolver::Impl::add_pending(RequestId id, Pending&& p) {
   pending.emplace(id, std::move(p));
 }
 
-Pending Resolver::Impl::take_pending(std::unordered_map<RequestId, Pending>::iterator it) {
+Pending Resolver::Impl::take_pending(RequestId id) {
+  auto it = pending.find(id);
   Pending p = std::move(it->second);
-  deadlines.erase({p.deadline, it->first});
+  deadlines.erase({p.deadline, id});
   pending.erase(it);
   return p;
-}
-
-void Resolver::Impl::complete_detached(RequestId id, const ResolveResult& result) {
-  auto it = pending.find(id);
-  if (it == pending.end()) return;
-  deliver(id, take_pending(it), result);
 }
 
 void Resolver::Impl::complete(RequestId id, const ResolveResult& result) {
@@ -327,7 +322,7 @@ void Resolver::Impl::complete(RequestId id, const ResolveResult& result) {
     list->erase(std::find(list->begin(), list->end(), id));
     if (list->empty() && job == 0) neighbour_waits.erase(ip);
   }
-  complete_detached(id, result);
+  deliver(id, take_pending(id), result);
   if (left_a_job) drop_if_abandoned(job);
 }
 
@@ -343,7 +338,8 @@ void Resolver::Impl::expire_deadlines(TimePoint t) {
 }
 
 // The scheduler says which GET goes; nothing goes until next_wakeup() when it holds them (and
-// nothing while the port is down). Each one goes out through the outbox with the rest.
+// nothing while the port is down). Each one goes out through the outbox with the rest: completions,
+// queries, path changes and stores, table and size queries and cancels, in the order they came.
 void Resolver::Impl::settle() {
   while (port_active) {
     const std::optional<JobId> id = scheduler.next_get(now(), inflight.size(), *this);
@@ -360,13 +356,10 @@ void Resolver::Impl::settle() {
     if (job.key.by_lid) q.dlid = job.key.dlid; else q.dgid = job.key.dgid;
     outbox.emplace_back(q);
   }
-  flush_outbox();
-}
-
-void Resolver::Impl::flush_outbox() {
+  // The outbox, in order; a callback that re-enters the Resolver appends to it (index, don't
+  // iterate) and its own settle leaves the run to this one.
   if (draining) return;
   draining = true;
-  // Callbacks may re-enter the Resolver and append to the outbox: index, don't iterate.
   for (std::size_t i = 0; i < outbox.size(); ++i) {
     Outgoing item = std::move(outbox[i]);
     if (auto* call = std::get_if<CompletionCall>(&item)) {

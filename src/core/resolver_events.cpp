@@ -68,7 +68,7 @@ void Resolver::on_local_port(const LocalPort& port) {
   std::vector<RequestId> waiters = std::move(m.port_waits);
   m.port_waits.clear();
   for (RequestId id : waiters) {
-    Pending p = m.take_pending(m.pending.find(id));
+    Pending p = m.take_pending(id);
     p.waits_for_port = false;
     m.dispatch(id, std::move(p));
   }
@@ -107,7 +107,7 @@ void Resolver::on_gid_out_of_service(const Gid& gid) {
       m.inflight.erase(job.query);
     }
     m.destroy_job(id);
-    for (RequestId w : waiters) m.complete_detached(w, failure(Error::unreachable));
+    for (RequestId w : waiters) m.deliver(w, m.take_pending(w), failure(Error::unreachable));
   }
   m.settle();
 }
@@ -192,7 +192,7 @@ void Resolver::on_neighbour(const IpAddr& ip, const HwAddr& hw, std::optional<Li
     std::vector<RequestId> waiters = std::move(w->second);
     m.neighbour_waits.erase(w);
     for (RequestId id : waiters) {
-      m.dispatch(id, m.take_pending(m.pending.find(id)));
+      m.dispatch(id, m.take_pending(id));
     }
   }
   m.settle();

@@ -120,9 +120,8 @@ struct Resolver::Impl final : SaScheduler::Jobs {
   void wait_for_port(RequestId id, Pending&& p);
   void deliver(RequestId id, Pending&& p, const ResolveResult& result);
   void add_pending(RequestId id, Pending&& p);  // with its deadline
-  Pending take_pending(std::unordered_map<RequestId, Pending>::iterator it);  // with its deadline
+  Pending take_pending(RequestId id);  // a pending request, with its deadline
   void complete(RequestId id, const ResolveResult& result);  // detaches from its wait list
-  void complete_detached(RequestId id, const ResolveResult& result);
   void expire_deadlines(TimePoint now);
   ResolveResult served(const CacheEntry& e) const;
   void note_change(const CacheEntry& e, EntryState old_state, Lid old_dlid);  // for the path observer
@@ -132,7 +131,8 @@ struct Resolver::Impl final : SaScheduler::Jobs {
   // For a request held on a stale entry (stale_fallback) that gets no fresh answer: the entry's
   // last path, or `error` if it has none left (gone, no record).
   ResolveResult held_fallback(const PathKey& key, Error error);
-  void settle();  // send the GETs the scheduler lets go, then run the outbox
+  // The end of every input: the GETs the scheduler lets go into the outbox, then the outbox run in order.
+  void settle();
 
   // resolver_jobs.cpp: jobs, queries, results.
   JobId create_job(const JobKey& key, Requester requester = std::nullopt);
@@ -174,7 +174,6 @@ struct Resolver::Impl final : SaScheduler::Jobs {
   // kPassOverBudget passed over, or with every entry pinned, the cache goes over capacity for now.
   void make_room(Owner asking = kNoOwner);
   bool shielded_from(const CacheEntry& e, Owner asking) const;
-  void flush_outbox();
 
   // resolver_tables.cpp: the subnet's paths in one GetTable (Policy::prefetch), and a QoS class's in one more.
   void want_table();       // after start, SM change, own LID change, port up: the next GetTables

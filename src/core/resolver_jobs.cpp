@@ -127,7 +127,7 @@ void Resolver::Impl::accept(JobId id, const PathRecord& path, PathOrigin origin)
   if (!waiters.empty()) cache.touch(i, now(), owner);
   ResolveResult result = served(cache.at(i));
   if (!jkey.by_lid) destroy_job(id);
-  for (RequestId w : waiters) complete_detached(w, result);
+  for (RequestId w : waiters) deliver(w, take_pending(w), result);
 }
 
 void Resolver::Impl::store_path(PathCache::Index i, const PathRecord& path, PathOrigin origin) {
@@ -192,8 +192,9 @@ void Resolver::Impl::give_up(JobId id, Error error) {
   }
   destroy_job(id);
   for (RequestId w : waiters) {
-    const bool held = pending.at(w).stale_fallback;
-    complete_detached(w, held ? held_fallback(key.path_key(), error) : failure(error));
+    Pending p = take_pending(w);
+    const ResolveResult result = p.stale_fallback ? held_fallback(key.path_key(), error) : failure(error);
+    deliver(w, std::move(p), result);
   }
 }
 
