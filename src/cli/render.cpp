@@ -146,6 +146,8 @@ const std::map<std::string, Metric>& metric_catalog() {
       {"fabric.sa_table_bytes", {"ibat_sa_table_bytes_total", "counter", "Bytes of the SA GetTable answers received."}},
       {"fabric.sa_srtt_us", {"ibat_sa_srtt_seconds", "gauge", "The SA's smoothed round trip for single-MAD requests, which every MAD timer to it follows (the largest port's; 0 before an answer).", 1e-6}},
       {"fabric.sa_table_ns_per_record", {"ibat_sa_table_seconds_per_record", "gauge", "The SA's time per PathRecord of a GetTable, measured from tables answered at their first attempt, which the next table's timer follows (the largest port's; 0 before one).", 1e-9}},
+      {"fabric.sa_mad_timer_floor_us", {"ibat_sa_mad_timer_floor_seconds", "gauge", "The least a MAD attempt to the SA waits now: twice the smoothed round trip, or after timeouts the backed-off timer until an answer to a first attempt, at most 10 s (the largest port's; 0 before an answer or timeout).", 1e-6}},
+      {"fabric.sa_table_timer_floor_us", {"ibat_sa_table_timer_floor_seconds", "gauge", "The least an attempt of the next PathRecord GetTable waits now: twice the GETs' round trip and the last table's records at the measured time each, or after timeouts the backed-off timer, at most 60 s (the largest port's; 0 before one).", 1e-6}},
       {"server.connections", {"ibat_connections_open", "gauge", "Native protocol connections open."}},
       {"server.connections_total", {"ibat_connections_accepted_total", "counter", "Native protocol connections accepted."}},
       {"server.protocol_errors", {"ibat_protocol_errors_total", "counter", "Connections closed for a malformed frame."}},

@@ -59,6 +59,8 @@ struct FabricStats {
   // Gauges, a host's largest over its ports; 0 before anything was measured.
   std::uint64_t sa_srtt_us = 0;              // the SA's smoothed GET round trip (RoundTripEstimate)
   std::uint64_t sa_table_ns_per_record = 0;  // the SA's time per PathRecord of a table (TableTimer)
+  std::uint64_t sa_mad_timer_floor_us = 0;    // the least a MAD attempt to the SA waits now (RoundTripEstimate)
+  std::uint64_t sa_table_timer_floor_us = 0;  // the least a PathRecord table's attempt waits now (TableTimer)
   bool port_events = false;  // HCA port events are live (then no routine SM/SA check)
 
   // A host's total over its ports; port_events holds when it holds on every port.
@@ -75,6 +77,8 @@ struct FabricStats {
       *mine += *theirs;
     sa_srtt_us = std::max(sa_srtt_us, o.sa_srtt_us);
     sa_table_ns_per_record = std::max(sa_table_ns_per_record, o.sa_table_ns_per_record);
+    sa_mad_timer_floor_us = std::max(sa_mad_timer_floor_us, o.sa_mad_timer_floor_us);
+    sa_table_timer_floor_us = std::max(sa_table_timer_floor_us, o.sa_table_timer_floor_us);
     port_events = port_events && o.port_events;
     return *this;
   }

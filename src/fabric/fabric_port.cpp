@@ -231,10 +231,18 @@ FabricStats FabricPort::stats() const {
   s.sa_table_records = t.records;
   s.sa_table_bytes = t.bytes;
   const core::Lid sa_lid = impl_->sa.sm_lid();
-  if (const RoundTripEstimate* rtt = impl_->requester.round_trip(mad::mgmt_class::kSubnAdm, sa_lid))
-    s.sa_srtt_us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(rtt->srtt()).count());
-  if (const TableTimer* table = impl_->requester.table_timer(mad::attr::kPathRecord, sa_lid))
+  const auto us = [](core::Duration d) {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+  };
+  const RoundTripEstimate* rtt = impl_->requester.round_trip(mad::mgmt_class::kSubnAdm, sa_lid);
+  if (rtt) {
+    s.sa_srtt_us = us(rtt->srtt());
+    s.sa_mad_timer_floor_us = us(rtt->timer_floor());
+  }
+  if (const TableTimer* table = impl_->requester.table_timer(mad::attr::kPathRecord, sa_lid)) {
     s.sa_table_ns_per_record = static_cast<std::uint64_t>(table->per_record_ns());
+    s.sa_table_timer_floor_us = us(table->timer_floor(rtt ? rtt->srtt() : core::Duration::zero()));
+  }
   s.port_events = impl_->port_events != nullptr;
   return s;
 }

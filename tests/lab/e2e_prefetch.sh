@@ -49,6 +49,13 @@ per_record=$(jq_py "$s" 'j["fabric"]["sa_table_ns_per_record"]')
 srtt=$(jq_py "$s" 'j["fabric"]["sa_srtt_us"]')
 ((per_record > 0 && srtt > 0)) || fail "the table and the GETs left no measurement: $s"
 pass "measured: the SA's GET round trip $srtt us, its time per record of the table $per_record ns"
+# What each next attempt waits at least: twice the round trip (more only after a timeout), and for
+# the next table also its records at the measured time each.
+mad_floor=$(jq_py "$s" 'j["fabric"]["sa_mad_timer_floor_us"]')
+table_floor=$(jq_py "$s" 'j["fabric"]["sa_table_timer_floor_us"]')
+((mad_floor >= 2 * srtt)) || fail "the MAD timer floor $mad_floor us is below twice the round trip $srtt us: $s"
+((table_floor > mad_floor)) || fail "the table's timer floor $table_floor us is not above the MAD floor $mad_floor us: $s"
+pass "timer floors now: MADs $mad_floor us, the next table $table_floor us"
 
 # A sample across leaves: each first resolve a hit, equal to saquery's answer.
 sgid=$(host "$name" $src gid)

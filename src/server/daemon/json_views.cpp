@@ -72,6 +72,8 @@ json stats_json(const core::Stats& s, const fabric::FabricStats& f, const Server
         {"sa_table_bytes", f.sa_table_bytes},
         {"sa_srtt_us", f.sa_srtt_us},
         {"sa_table_ns_per_record", f.sa_table_ns_per_record},
+        {"sa_mad_timer_floor_us", f.sa_mad_timer_floor_us},
+        {"sa_table_timer_floor_us", f.sa_table_timer_floor_us},
         {"sm_changes", f.sm_changes}}},
       {"server",
        {{"connections", server.native.connections},

@@ -176,7 +176,8 @@ void fake_daemon(FakeServer& s, const ReceivedFrame& f) {
                                    R"("uptime_s":7,"sm_changes":1,"version":"9.8.7",)"
                                    R"("fabric":{"mads_sent":9,"sm_changes":1,"sa_gettables_sent":2,"sa_gettables_answered":2,)"
                                    R"("sa_table_records":44,"sa_table_bytes":3216,"oversized_mads":0,"sa_srtt_us":2011,)"
-                                   R"("sa_table_ns_per_record":13710},"server":{"connections":1,)"
+                                   R"("sa_table_ns_per_record":13710,"sa_mad_timer_floor_us":4022,"sa_table_timer_floor_us":8000000},)"
+                                   R"("server":{"connections":1,)"
                                    R"("connections_total":4,"acm_connections":2,"acm_errors":3,)"
                                    R"("clients_pending":6,"pending_refused_per_uid":8,)"
                                    R"("users":{"top":[{"uid":1000,"resolves":40,"resolves_refused":8,"pending":5,)"
@@ -580,6 +581,10 @@ TEST(Cli, StatsPrometheusFollowsTheConventions) {
   // What the MAD timers follow, from ibatd's microseconds and nanoseconds to base units.
   EXPECT_NE(r.out.find("# TYPE ibat_sa_srtt_seconds gauge\nibat_sa_srtt_seconds 0.002011\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_sa_table_seconds_per_record 1.371e-05\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# TYPE ibat_sa_mad_timer_floor_seconds gauge\nibat_sa_mad_timer_floor_seconds 0.004022\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("ibat_sa_table_timer_floor_seconds 8\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_uptime_seconds 7\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ibat_build_info{version=\"9.8.7\"} 1\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("# TYPE ibat_connections_open gauge\nibat_connections_open 1\n"), std::string::npos) << r.out;

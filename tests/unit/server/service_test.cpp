@@ -395,6 +395,8 @@ TEST_F(ServiceTest, StatsCarryTheFabricsGetTableCounters) {
       f.oversized_mads = 1;
       f.sa_srtt_us = 180;
       f.sa_table_ns_per_record = 3330;
+      f.sa_mad_timer_floor_us = 360;
+      f.sa_table_timer_floor_us = 8000000;
       return f;
     });
   });
@@ -408,6 +410,8 @@ TEST_F(ServiceTest, StatsCarryTheFabricsGetTableCounters) {
   EXPECT_EQ(fabric["oversized_mads"], 1);
   EXPECT_EQ(fabric["sa_srtt_us"], 180);
   EXPECT_EQ(fabric["sa_table_ns_per_record"], 3330);
+  EXPECT_EQ(fabric["sa_mad_timer_floor_us"], 360);
+  EXPECT_EQ(fabric["sa_table_timer_floor_us"], 8000000);
 }
 
 TEST_F(ServiceTest, PathsListsTheCache) {
