@@ -5,7 +5,8 @@
 # daemon A's port, 6 s at 50 %, then 6 s at 10 % again (30 s deadline, so that nothing fails and
 # the wait shows). Every ~0.5 s a row of A's `ibat stats`: time since the start, sa_window,
 # sa_queries, sa_timeouts, sa_retries, pending, misses, sa_tables, sa_tables_answered,
-# sa_tables_failed, sa_probes, and the fabric's mad_timeouts, mad_retries and sa_srtt_us; `#` rows
+# sa_tables_failed, sa_probes, and the fabric's mad_timeouts, mad_retries, sa_srtt_us and
+# sa_mad_timer_floor_us (what the next attempt waits at least); `#` rows
 # mark the phases. Binaries from
 # IBAT_BIN_DIR (default build-test/bin; ibatd, ibat, ibat-load). docs/reliability.md quotes it.
 set -euo pipefail
@@ -22,7 +23,7 @@ args=(--socket "$(sock A)" --socket "$(sock B)" --dgids "$DGIDS" --connections 4
 start=$(date +%s.%N)
 since() { python3 -c "import time; print('%.2f' % (time.time() - $start))"; }
 cols=(sa_window sa_queries sa_timeouts sa_retries pending misses sa_tables sa_tables_answered sa_tables_failed sa_probes
-      fabric.mad_timeouts fabric.mad_retries fabric.sa_srtt_us)
+      fabric.mad_timeouts fabric.mad_retries fabric.sa_srtt_us fabric.sa_mad_timer_floor_us)
 (IFS=$'\t'; echo "t_s	${cols[*]}") >"$OUT"
 ( while :; do
     t=$(since)
